@@ -1,0 +1,104 @@
+// Module loading and kernel launches through cuLaunchKernelEx.
+#include "runtime/module.h"
+
+#include <utility>
+
+namespace comfuse::runtime {
+namespace {
+
+// The most dynamic shared memory a kernel may use without opting in.
+constexpr unsigned kDefaultDynamicSharedLimit = 48 * 1024;
+// The largest cluster every device that supports clusters accepts.
+constexpr unsigned kPortableClusterSize = 8;
+
+std::string dims(const Dim3& d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+
+void validate(const Function& function, const LaunchConfig& config) {
+  const std::string where = "launch of '" + function.name() + "': ";
+  if (config.grid.volume() == 0 || config.block.volume() == 0 || config.cluster.volume() == 0) {
+    throw CompileError(where + "grid " + dims(config.grid) + ", block " + dims(config.block) + " and cluster " +
+                       dims(config.cluster) + " must have no zero extent");
+  }
+  if (config.grid.x % config.cluster.x != 0 || config.grid.y % config.cluster.y != 0 ||
+      config.grid.z % config.cluster.z != 0) {
+    throw CompileError(where + "grid " + dims(config.grid) + " is not a multiple of cluster " +
+                       dims(config.cluster));
+  }
+}
+
+}  // namespace
+
+int Function::attribute(CUfunction_attribute attribute) const {
+  int value = 0;
+  driver_->check(driver_->api().func_get_attribute(&value, attribute, function_), "cuFuncGetAttribute");
+  return value;
+}
+
+void Function::set_attribute(CUfunction_attribute attribute, int value) const {
+  driver_->check(driver_->api().func_set_attribute(function_, attribute, value), "cuFuncSetAttribute");
+}
+
+Module::Module(const Context& context, std::string_view image) : driver_(&context.driver()) {
+  // cuModuleLoadData reads PTX as a NUL-terminated string; a cubin carries its own size. Copy so both work.
+  std::string owned(image);
+  driver_->check(driver_->api().module_load_data(&module_, owned.c_str()), "cuModuleLoadData");
+}
+
+Module::~Module() {
+  if (module_ != nullptr) driver_->api().module_unload(module_);
+}
+
+Module::Module(Module&& other) noexcept : driver_(other.driver_), module_(std::exchange(other.module_, nullptr)) {}
+
+Function Module::function(const std::string& name) const {
+  CUfunction function = nullptr;
+  CUresult result = driver_->api().module_get_function(&function, module_, name.c_str());
+  if (result != CUDA_SUCCESS) {
+    throw RuntimeError("cuModuleGetFunction", static_cast<int>(result),
+                       "kernel '" + name + "': " + driver_->describe(result));
+  }
+  return Function(*driver_, function, name);
+}
+
+void launch(const Function& function, const LaunchConfig& config, void** args) {
+  validate(function, config);
+  if (config.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
+    function.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           static_cast<int>(config.dynamic_shared_bytes));
+  }
+  CUlaunchAttribute attributes[1] = {};
+  unsigned attribute_count = 0;
+  if (config.cluster.volume() > 1) {
+    if (config.cluster.volume() > kPortableClusterSize) {
+      function.set_attribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    }
+    attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[0].value.clusterDim.x = config.cluster.x;
+    attributes[0].value.clusterDim.y = config.cluster.y;
+    attributes[0].value.clusterDim.z = config.cluster.z;
+    attribute_count = 1;
+  }
+  CUlaunchConfig launch_config = {};
+  launch_config.gridDimX = config.grid.x;
+  launch_config.gridDimY = config.grid.y;
+  launch_config.gridDimZ = config.grid.z;
+  launch_config.blockDimX = config.block.x;
+  launch_config.blockDimY = config.block.y;
+  launch_config.blockDimZ = config.block.z;
+  launch_config.sharedMemBytes = config.dynamic_shared_bytes;
+  launch_config.hStream = config.stream;
+  launch_config.attrs = attributes;
+  launch_config.numAttrs = attribute_count;
+  const Driver& driver = function.driver();
+  CUresult result = driver.api().launch_kernel_ex(&launch_config, function.get(), args, nullptr);
+  if (result != CUDA_SUCCESS) {
+    throw RuntimeError("cuLaunchKernelEx", static_cast<int>(result),
+                       "kernel '" + function.name() + "' (grid " + dims(config.grid) + ", block " +
+                           dims(config.block) + ", cluster " + dims(config.cluster) + ", dynamic shared " +
+                           std::to_string(config.dynamic_shared_bytes) + " bytes): " + driver.describe(result));
+  }
+}
+
+}  // namespace comfuse::runtime
