@@ -9,9 +9,10 @@ Context::Context(int ordinal, const Driver& driver) : driver_(&driver), ordinal_
   const int count = driver.device_count();
   if (ordinal < 0 || ordinal >= count) {
     throw NoCudaDeviceError("cuDeviceGet", -1,
-                            count == 0 ? "the driver reports 0 devices"
-                                       : "device " + std::to_string(ordinal) + " requested but the driver reports " +
-                                             std::to_string(count) + " devices");
+                            count == 0
+                                ? "the driver reports 0 devices"
+                                : "device " + std::to_string(ordinal) + " requested but the driver reports " +
+                                      std::to_string(count) + " devices");
   }
   const DriverApi& api = driver.api();
   driver.check(api.device_get(&device_, ordinal), "cuDeviceGet");
@@ -33,9 +34,13 @@ Context::Context(Context&& other) noexcept
       device_(other.device_),
       context_(std::exchange(other.context_, nullptr)) {}
 
-void Context::make_current() const { driver_->check(driver_->api().ctx_set_current(context_), "cuCtxSetCurrent"); }
+void Context::make_current() const {
+  driver_->check(driver_->api().ctx_set_current(context_), "cuCtxSetCurrent");
+}
 
-void Context::synchronize() const { driver_->check(driver_->api().ctx_synchronize(), "cuCtxSynchronize"); }
+void Context::synchronize() const {
+  driver_->check(driver_->api().ctx_synchronize(), "cuCtxSynchronize");
+}
 
 int Context::attribute(CUdevice_attribute attribute) const {
   int value = 0;
@@ -54,7 +59,9 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : driver_(other.driver_), pointer_(std::exchange(other.pointer_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : driver_(other.driver_),
+      pointer_(std::exchange(other.pointer_, 0)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
@@ -92,7 +99,8 @@ Stream::~Stream() {
   if (stream_ != nullptr) driver_->api().stream_destroy(stream_);
 }
 
-Stream::Stream(Stream&& other) noexcept : driver_(other.driver_), stream_(std::exchange(other.stream_, nullptr)) {}
+Stream::Stream(Stream&& other) noexcept
+    : driver_(other.driver_), stream_(std::exchange(other.stream_, nullptr)) {}
 
 void Stream::synchronize() const {
   driver_->check(driver_->api().stream_synchronize(stream_), "cuStreamSynchronize");
@@ -112,11 +120,14 @@ void Event::record(const Stream& stream) {
   driver_->check(driver_->api().event_record(event_, stream.get()), "cuEventRecord");
 }
 
-void Event::synchronize() const { driver_->check(driver_->api().event_synchronize(event_), "cuEventSynchronize"); }
+void Event::synchronize() const {
+  driver_->check(driver_->api().event_synchronize(event_), "cuEventSynchronize");
+}
 
 double Event::elapsed_ms(const Event& start, const Event& end) {
   float ms = 0.0f;
-  start.driver_->check(start.driver_->api().event_elapsed_time(&ms, start.event_, end.event_), "cuEventElapsedTime");
+  start.driver_->check(start.driver_->api().event_elapsed_time(&ms, start.event_, end.event_),
+                       "cuEventElapsedTime");
   return ms;
 }
 

@@ -16,8 +16,8 @@ namespace comfuse::runtime {
 /// this header belongs to a Context and must be destroyed before it. Not copyable; movable.
 class Context {
  public:
-  /// Retains device `ordinal`'s primary context and makes it current. Throws NoCudaDeviceError when the driver
-  /// cannot be loaded or `ordinal` is not below the device count.
+  /// Retains device `ordinal`'s primary context and makes it current. Throws NoCudaDeviceError when the
+  /// driver cannot be loaded or `ordinal` is not below the device count.
   explicit Context(int ordinal = 0, const Driver& driver = Driver::get());
   ~Context();
   Context(Context&& other) noexcept;

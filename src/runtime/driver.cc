@@ -6,7 +6,9 @@
 namespace comfuse::runtime {
 namespace {
 
-std::string no_device_message(const std::string& reason) { return "no CUDA device: " + reason; }
+std::string no_device_message(const std::string& reason) {
+  return "no CUDA device: " + reason;
+}
 
 // Resolves one entry point with the ABI of CUDA `version`; missing entry points mean the driver is too old.
 template <typename Fn>
@@ -79,14 +81,14 @@ Driver::Driver(const std::string& library) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = dlerror();
-    throw NoCudaDeviceError("dlopen", -1,
-                            "cannot load " + library + " (" + (why != nullptr ? why : "unknown reason") + ")");
+    throw NoCudaDeviceError(
+        "dlopen", -1, "cannot load " + library + " (" + (why != nullptr ? why : "unknown reason") + ")");
   }
   // cuda.h renames cuGetProcAddress to cuGetProcAddress_v2 (CUDA 12.0), which is the exported symbol.
   auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(handle, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) {
-    throw NoCudaDeviceError("dlsym", -1,
-                            library + " has no cuGetProcAddress_v2 (a driver for CUDA 12.0 or newer is needed)");
+    throw NoCudaDeviceError(
+        "dlsym", -1, library + " has no cuGetProcAddress_v2 (a driver for CUDA 12.0 or newer is needed)");
   }
   api_ = resolve_all(get_proc);
 
@@ -122,7 +124,8 @@ std::string Driver::describe(CUresult result) const {
   const char* name = nullptr;
   const char* text = nullptr;
   if (api_.get_error_name == nullptr || api_.get_error_name(result, &name) != CUDA_SUCCESS) name = nullptr;
-  if (api_.get_error_string == nullptr || api_.get_error_string(result, &text) != CUDA_SUCCESS) text = nullptr;
+  if (api_.get_error_string == nullptr || api_.get_error_string(result, &text) != CUDA_SUCCESS)
+    text = nullptr;
   std::string out = name != nullptr ? name : "CUDA error " + std::to_string(static_cast<int>(result));
   if (text != nullptr) out += std::string(": ") + text;
   return out;

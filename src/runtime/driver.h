@@ -12,8 +12,8 @@ namespace comfuse::runtime {
 
 /// No usable CUDA driver or device: libcuda cannot be loaded, lacks an entry point, is older than the toolkit
 /// comfuse was built with, cuInit fails, or no device is present. A RuntimeError whose what() is exactly
-/// "no CUDA device: <reason>"; api() names the failing step ("dlopen", "cuInit", ...) and code() is the CUresult,
-/// or -1 when the failure is not a driver result.
+/// "no CUDA device: <reason>"; api() names the failing step ("dlopen", "cuInit", ...) and code() is the
+/// CUresult, or -1 when the failure is not a driver result.
 class NoCudaDeviceError : public RuntimeError {
  public:
   NoCudaDeviceError(std::string api, int code, const std::string& reason);
@@ -27,8 +27,8 @@ class NoCudaDeviceError : public RuntimeError {
   std::string message_;
 };
 
-/// The driver entry points comfuse calls. Each member has the ABI of the versioned typedef it is declared with
-/// and is requested from cuGetProcAddress with that version, so a newer driver hands back the same ABI.
+/// The driver entry points comfuse calls. Each member has the ABI of the versioned typedef it is declared
+/// with and is requested from cuGetProcAddress with that version, so a newer driver hands back the same ABI.
 struct DriverApi {
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
@@ -82,8 +82,8 @@ class Driver {
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
-  /// The process-wide driver, loaded on first use. Throws NoCudaDeviceError (again on each call) while loading
-  /// fails.
+  /// The process-wide driver, loaded on first use. Throws NoCudaDeviceError (again on each call) while
+  /// loading fails.
   static const Driver& get();
 
   const DriverApi& api() const { return api_; }

@@ -68,7 +68,8 @@ std::vector<Section> read_sections(std::string_view image) {
   }
   std::vector<Section> sections(header.e_shnum);
   for (std::size_t i = 0; i < sections.size(); ++i) {
-    sections[i].header = read_at<Elf64_Shdr>(image, header.e_shoff + i * sizeof(Elf64_Shdr), "a section header");
+    sections[i].header =
+        read_at<Elf64_Shdr>(image, header.e_shoff + i * sizeof(Elf64_Shdr), "a section header");
   }
   if (header.e_shstrndx >= sections.size()) {
     throw InternalError("elf: section-name table index " + std::to_string(header.e_shstrndx) + " of " +
@@ -80,7 +81,8 @@ std::vector<Section> read_sections(std::string_view image) {
 }
 
 // Symbol index -> name for the cubin's .symtab.
-std::map<std::uint32_t, std::string> read_symbols(std::string_view image, const std::vector<Section>& sections) {
+std::map<std::uint32_t, std::string> read_symbols(std::string_view image,
+                                                  const std::vector<Section>& sections) {
   std::map<std::uint32_t, std::string> symbols;
   for (const Section& section : sections) {
     if (section.header.sh_type != SHT_SYMTAB) continue;
@@ -99,7 +101,9 @@ std::map<std::uint32_t, std::string> read_symbols(std::string_view image, const 
 
 }  // namespace
 
-bool is_elf(std::string_view image) { return image.size() >= SELFMAG && image.substr(0, SELFMAG) == ELFMAG; }
+bool is_elf(std::string_view image) {
+  return image.size() >= SELFMAG && image.substr(0, SELFMAG) == ELFMAG;
+}
 
 std::vector<CubinKernel> read_cubin_kernels(std::string_view cubin) {
   const std::vector<Section> sections = read_sections(cubin);
@@ -142,8 +146,8 @@ std::vector<CubinKernel> read_cubin_kernels(std::string_view cubin) {
         }
         offset += 4 + size;
       } else {
-        throw InternalError("elf: unknown .nv.info attribute format " + std::to_string(format) + " at offset " +
-                            std::to_string(offset));
+        throw InternalError("elf: unknown .nv.info attribute format " + std::to_string(format) +
+                            " at offset " + std::to_string(offset));
       }
     }
   }

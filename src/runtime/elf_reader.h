@@ -20,8 +20,8 @@ struct CubinKernel {
   int frame_bytes = -1;
 };
 
-/// The kernels of a cubin (one per .text.<name> section that has a .nv.info.<name> section), in section order.
-/// Throws InternalError naming the offending offset when the image is not a well-formed ELF64 file.
+/// The kernels of a cubin (one per .text.<name> section that has a .nv.info.<name> section), in section
+/// order. Throws InternalError naming the offending offset when the image is not a well-formed ELF64 file.
 std::vector<CubinKernel> read_cubin_kernels(std::string_view cubin);
 
 /// The DT_NEEDED entries of an ELF64 executable or shared library (empty for a static one). Throws

@@ -52,18 +52,24 @@ std::string format_uuid(const CUuuid& uuid) {
     std::snprintf(byte, sizeof(byte), "%02x", static_cast<unsigned char>(uuid.bytes[i]));
     hex += byte;
   }
-  return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
-         "-" + hex.substr(20, 12);
+  return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20, 12);
 }
 
 const std::set<std::string>& known_keys() {
-  static const std::set<std::string> keys = {"arch",         "name",
-                                             "cc",           "sms",
-                                             "memory_bytes", "l2_bytes",
+  static const std::set<std::string> keys = {"arch",
+                                             "name",
+                                             "cc",
+                                             "sms",
+                                             "memory_bytes",
+                                             "l2_bytes",
                                              "max_shared_per_block_optin_bytes",
-                                             "sm_clock_khz", "memory_clock_khz",
-                                             "driver",       "driver_cuda",
-                                             "cuda",         "nvrtc",
+                                             "sm_clock_khz",
+                                             "memory_clock_khz",
+                                             "driver",
+                                             "driver_cuda",
+                                             "cuda",
+                                             "nvrtc",
                                              "uuid"};
   return keys;
 }
@@ -108,9 +114,10 @@ DeviceFingerprint read_fingerprint(int ordinal, const Driver& driver) {
   const int count = driver.device_count();
   if (ordinal < 0 || ordinal >= count) {
     throw NoCudaDeviceError("cuDeviceGet", -1,
-                            count == 0 ? "the driver reports 0 devices"
-                                       : "device " + std::to_string(ordinal) + " requested but the driver reports " +
-                                             std::to_string(count) + " devices");
+                            count == 0
+                                ? "the driver reports 0 devices"
+                                : "device " + std::to_string(ordinal) + " requested but the driver reports " +
+                                      std::to_string(count) + " devices");
   }
   const DriverApi& api = driver.api();
   CUdevice device = 0;
@@ -133,7 +140,8 @@ DeviceFingerprint read_fingerprint(int ordinal, const Driver& driver) {
   driver.check(api.device_total_mem(&memory, device), "cuDeviceTotalMem");
   fingerprint.memory_bytes = static_cast<std::int64_t>(memory);
   fingerprint.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  fingerprint.max_shared_per_block_optin_bytes = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  fingerprint.max_shared_per_block_optin_bytes =
+      attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   fingerprint.sm_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
   fingerprint.memory_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
   fingerprint.driver = kernel_driver_version();
@@ -147,21 +155,20 @@ DeviceFingerprint read_fingerprint(int ordinal, const Driver& driver) {
 }
 
 nlohmann::json fingerprint_to_json(const DeviceFingerprint& fingerprint) {
-  return {
-      {"arch", fingerprint.arch},
-      {"name", fingerprint.name},
-      {"cc", std::to_string(fingerprint.cc_major) + "." + std::to_string(fingerprint.cc_minor)},
-      {"sms", fingerprint.sms},
-      {"memory_bytes", fingerprint.memory_bytes},
-      {"l2_bytes", fingerprint.l2_bytes},
-      {"max_shared_per_block_optin_bytes", fingerprint.max_shared_per_block_optin_bytes},
-      {"sm_clock_khz", fingerprint.sm_clock_khz},
-      {"memory_clock_khz", fingerprint.memory_clock_khz},
-      {"driver", fingerprint.driver},
-      {"driver_cuda", fingerprint.driver_cuda},
-      {"cuda", fingerprint.cuda},
-      {"nvrtc", fingerprint.nvrtc},
-      {"uuid", fingerprint.uuid}};
+  return {{"arch", fingerprint.arch},
+          {"name", fingerprint.name},
+          {"cc", std::to_string(fingerprint.cc_major) + "." + std::to_string(fingerprint.cc_minor)},
+          {"sms", fingerprint.sms},
+          {"memory_bytes", fingerprint.memory_bytes},
+          {"l2_bytes", fingerprint.l2_bytes},
+          {"max_shared_per_block_optin_bytes", fingerprint.max_shared_per_block_optin_bytes},
+          {"sm_clock_khz", fingerprint.sm_clock_khz},
+          {"memory_clock_khz", fingerprint.memory_clock_khz},
+          {"driver", fingerprint.driver},
+          {"driver_cuda", fingerprint.driver_cuda},
+          {"cuda", fingerprint.cuda},
+          {"nvrtc", fingerprint.nvrtc},
+          {"uuid", fingerprint.uuid}};
 }
 
 DeviceFingerprint fingerprint_from_json(const nlohmann::json& json, const std::string& path) {
@@ -202,12 +209,13 @@ std::string describe(const DeviceFingerprint& f, const std::string& indent) {
   std::snprintf(line, sizeof(line), "%s%s, compute capability %d.%d (%s), %d SMs\n", indent.c_str(),
                 f.name.c_str(), f.cc_major, f.cc_minor, f.arch.c_str(), f.sms);
   out += line;
-  std::snprintf(line, sizeof(line), "%smemory %.0f MiB, L2 %.1f MiB, shared memory per block %lld KiB (opt-in)\n",
-                indent.c_str(), static_cast<double>(f.memory_bytes) / kMiB, static_cast<double>(f.l2_bytes) / kMiB,
+  std::snprintf(line, sizeof(line),
+                "%smemory %.0f MiB, L2 %.1f MiB, shared memory per block %lld KiB (opt-in)\n", indent.c_str(),
+                static_cast<double>(f.memory_bytes) / kMiB, static_cast<double>(f.l2_bytes) / kMiB,
                 static_cast<long long>(f.max_shared_per_block_optin_bytes / 1024));
   out += line;
-  std::snprintf(line, sizeof(line), "%sclocks: SM %d MHz, memory %d MHz\n", indent.c_str(), f.sm_clock_khz / 1000,
-                f.memory_clock_khz / 1000);
+  std::snprintf(line, sizeof(line), "%sclocks: SM %d MHz, memory %d MHz\n", indent.c_str(),
+                f.sm_clock_khz / 1000, f.memory_clock_khz / 1000);
   out += line;
   std::snprintf(line, sizeof(line), "%sdriver %s (CUDA %s); built with CUDA %s, NVRTC %s\n", indent.c_str(),
                 f.driver.empty() ? "unknown" : f.driver.c_str(), f.driver_cuda.c_str(), f.cuda.c_str(),
@@ -217,7 +225,9 @@ std::string describe(const DeviceFingerprint& f, const std::string& indent) {
   return out;
 }
 
-void to_json(nlohmann::json& json, const DeviceFingerprint& fingerprint) { json = fingerprint_to_json(fingerprint); }
+void to_json(nlohmann::json& json, const DeviceFingerprint& fingerprint) {
+  json = fingerprint_to_json(fingerprint);
+}
 
 void from_json(const nlohmann::json& json, DeviceFingerprint& fingerprint) {
   fingerprint = fingerprint_from_json(json);

@@ -10,8 +10,9 @@
 namespace comfuse::runtime {
 
 /// One GPU and the software stack around it. JSON keys: arch, name, cc, sms, memory_bytes,
-/// l2_bytes, max_shared_per_block_optin_bytes, sm_clock_khz, memory_clock_khz, driver, driver_cuda, cuda, nvrtc,
-/// uuid. Strings may be empty when the platform does not say (driver without /proc/driver/nvidia or NVML).
+/// l2_bytes, max_shared_per_block_optin_bytes, sm_clock_khz, memory_clock_khz, driver, driver_cuda, cuda,
+/// nvrtc, uuid. Strings may be empty when the platform does not say (driver without /proc/driver/nvidia or
+/// NVML).
 struct DeviceFingerprint {
   /// The architecture comfuse compiles for: "sm_<major><minor>", with "a" from compute capability 9.0 on.
   std::string arch;
@@ -47,8 +48,8 @@ std::string arch_for(int cc_major, int cc_minor);
 /// JSON with the keys listed on DeviceFingerprint; "cc" is "major.minor".
 nlohmann::json fingerprint_to_json(const DeviceFingerprint& fingerprint);
 
-/// The inverse of fingerprint_to_json, exact for every value it writes. A missing or unknown key, or a value of
-/// the wrong type, is a CompileError naming the JSON path under `path` ("target.sms: expected an integer",
+/// The inverse of fingerprint_to_json, exact for every value it writes. A missing or unknown key, or a value
+/// of the wrong type, is a CompileError naming the JSON path under `path` ("target.sms: expected an integer",
 /// "target.uuid: missing", "target.colour: unknown field").
 DeviceFingerprint fingerprint_from_json(const nlohmann::json& json, const std::string& path = "target");
 

@@ -54,12 +54,9 @@ ResourceUsage usage_from_json(const nlohmann::json& json) {
 std::string serialize(const std::string& key, const CompiledProgram& program) {
   nlohmann::json kernels = nlohmann::json::object();
   for (const auto& [name, usage] : program.kernels) kernels[name] = usage_to_json(usage);
-  const nlohmann::json meta = {{"key", key},
-                               {"output", output_kind_name(program.output)},
-                               {"arch", program.arch},
-                               {"options", program.options},
-                               {"log", program.log},
-                               {"nvrtc_version", program.nvrtc_version},
+  const nlohmann::json meta = {{"key", key},           {"output", output_kind_name(program.output)},
+                               {"arch", program.arch}, {"options", program.options},
+                               {"log", program.log},   {"nvrtc_version", program.nvrtc_version},
                                {"kernels", kernels}};
   const std::string meta_text = meta.dump();
   std::string entry(kMagic);
@@ -101,7 +98,8 @@ std::optional<CompiledProgram> deserialize(const std::string& key, std::string_v
     program.options = meta.at("options").get<std::vector<std::string>>();
     program.log = meta.at("log").get<std::string>();
     program.nvrtc_version = meta.at("nvrtc_version").get<std::string>();
-    for (const auto& [name, usage] : meta.at("kernels").items()) program.kernels[name] = usage_from_json(usage);
+    for (const auto& [name, usage] : meta.at("kernels").items())
+      program.kernels[name] = usage_from_json(usage);
     program.image = std::string(entry.substr(meta_size));
     return program;
   } catch (const nlohmann::json::exception&) {

@@ -23,10 +23,11 @@ enum class CacheOutcome {
 /// "hit", "miss" or "corrupt".
 const char* cache_outcome_name(CacheOutcome outcome);
 
-/// Compiled programs on disk, one file per key under <dir>/kernels/. Entries are written to a temporary file in
-/// the same directory and renamed into place, so concurrent processes see either no entry or a whole one; two
-/// processes storing one key both succeed and leave one entry. Each entry carries its sizes and a sha256 of its
-/// contents; an entry that fails any check (truncated, bytes flipped, another key's) is deleted and never used.
+/// Compiled programs on disk, one file per key under <dir>/kernels/. Entries are written to a temporary file
+/// in the same directory and renamed into place, so concurrent processes see either no entry or a whole one;
+/// two processes storing one key both succeed and leave one entry. Each entry carries its sizes and a sha256
+/// of its contents; an entry that fails any check (truncated, bytes flipped, another key's) is deleted and
+/// never used.
 class KernelCache {
  public:
   /// Uses `dir` when given, else default_dir(). The directory is created on first store.
@@ -40,8 +41,8 @@ class KernelCache {
   /// option list, nvrtc_version(), the arch and the output kind, each length-prefixed.
   static std::string key(std::string_view source, const CompileOptions& options);
 
-  /// The entry for `key`, or nullopt when there is none or it is corrupt (then it is deleted and `corrupt`, if
-  /// given, set to true).
+  /// The entry for `key`, or nullopt when there is none or it is corrupt (then it is deleted and `corrupt`,
+  /// if given, set to true).
   std::optional<CompiledProgram> load(const std::string& key, bool* corrupt = nullptr) const;
 
   /// Writes `program` as the entry for `key`, replacing any entry atomically. Failures to write are

@@ -69,7 +69,8 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
     }
   }
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) sink.dropped += dropped;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+    sink.dropped += dropped;
   std::free(buffer);
 }
 
@@ -83,7 +84,8 @@ void register_callbacks() {
 }  // namespace
 
 KernelActivity::KernelActivity() {
-  if (activity_alive.exchange(true)) throw InternalError("internal error: only one KernelActivity may exist at a time");
+  if (activity_alive.exchange(true))
+    throw InternalError("internal error: only one KernelActivity may exist at a time");
   try {
     register_callbacks();
     {
@@ -163,7 +165,8 @@ Timing summarize(std::vector<double> samples_us) {
   return timing;
 }
 
-KernelTimer::KernelTimer(const Context& context, const Stream& stream) : context_(&context), stream_(&stream) {}
+KernelTimer::KernelTimer(const Context& context, const Stream& stream)
+    : context_(&context), stream_(&stream) {}
 
 void KernelTimer::flush_l2() {
   if (!flush_buffer_) {
@@ -173,9 +176,9 @@ void KernelTimer::flush_l2() {
   // A different value each time, so no run can find the buffer already holding what it writes.
   ++flush_value_;
   const Driver& driver = context_->driver();
-  driver.check(driver.api().memset_d8_async(flush_buffer_->get(), flush_value_, flush_buffer_->size(),
-                                            stream_->get()),
-               "cuMemsetD8Async");
+  driver.check(
+      driver.api().memset_d8_async(flush_buffer_->get(), flush_value_, flush_buffer_->size(), stream_->get()),
+      "cuMemsetD8Async");
 }
 
 Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const TimingOptions& options) {
@@ -206,7 +209,8 @@ Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const T
 
   std::vector<double> samples(static_cast<std::size_t>(options.repeats), 0.0);
   std::vector<int> kernels(samples.size(), 0);
-  const bool untagged = std::all_of(records.begin(), records.end(), [](const KernelRecord& r) { return r.tag == 0; });
+  const bool untagged =
+      std::all_of(records.begin(), records.end(), [](const KernelRecord& r) { return r.tag == 0; });
   for (std::size_t i = 0; i < records.size(); ++i) {
     std::uint64_t tag = records[i].tag;
     // Without external correlation records, one stream's kernels still run in launch order: group them.
@@ -219,10 +223,11 @@ Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const T
   }
   for (std::size_t run = 0; run < samples.size(); ++run) {
     if (kernels[run] == 0) {
-      throw RuntimeError("cuptiActivityFlushAll", -1,
-                         "timed run " + std::to_string(run + 1) + " of " + std::to_string(options.repeats) +
-                             " has no kernel record (" + std::to_string(records.size()) +
-                             " records collected); the launch function must enqueue a kernel from this thread");
+      throw RuntimeError(
+          "cuptiActivityFlushAll", -1,
+          "timed run " + std::to_string(run + 1) + " of " + std::to_string(options.repeats) +
+              " has no kernel record (" + std::to_string(records.size()) +
+              " records collected); the launch function must enqueue a kernel from this thread");
     }
   }
   return summarize(std::move(samples));

@@ -26,9 +26,9 @@ struct KernelRecord {
   double duration_us() const { return static_cast<double>(end_ns - start_ns) / 1000.0; }
 };
 
-/// While alive, CUPTI records every kernel the process runs (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, which keeps
-/// kernels concurrent). CUPTI's activity buffers are process-wide, so at most one KernelActivity exists at a time;
-/// a second is an InternalError. CUPTI failures are RuntimeError naming the CUPTI call.
+/// While alive, CUPTI records every kernel the process runs (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, which
+/// keeps kernels concurrent). CUPTI's activity buffers are process-wide, so at most one KernelActivity exists
+/// at a time; a second is an InternalError. CUPTI failures are RuntimeError naming the CUPTI call.
 class KernelActivity {
  public:
   KernelActivity();
@@ -40,8 +40,8 @@ class KernelActivity {
   void push_tag(std::uint64_t tag);
   void pop_tag();
   /// Flushes CUPTI's buffers and returns the kernel records completed since the last call, ordered by start.
-  /// Synchronise first: records of kernels still running arrive in a later call. Dropped records (CUPTI ran out
-  /// of buffers) are a RuntimeError.
+  /// Synchronise first: records of kernels still running arrive in a later call. Dropped records (CUPTI ran
+  /// out of buffers) are a RuntimeError.
   std::vector<KernelRecord> collect();
 };
 
@@ -80,9 +80,9 @@ class KernelTimer {
   /// Times on `stream`; both must outlive the timer. The flush buffer (2x L2) is allocated on first use.
   KernelTimer(const Context& context, const Stream& stream);
 
-  /// Runs `launch(stream)` options.warmup times untimed, then options.repeats times timed. A sample is the sum of
-  /// the durations of the kernels one call enqueued (launch must enqueue at least one, from the calling thread).
-  /// Non-positive warmup is 0 runs; repeats below 1 is a CompileError naming the value.
+  /// Runs `launch(stream)` options.warmup times untimed, then options.repeats times timed. A sample is the
+  /// sum of the durations of the kernels one call enqueued (launch must enqueue at least one, from the
+  /// calling thread). Non-positive warmup is 0 runs; repeats below 1 is a CompileError naming the value.
   Timing measure(const std::function<void(CUstream)>& launch, const TimingOptions& options = {});
 
  private:

@@ -18,8 +18,8 @@ std::string dims(const Dim3& d) {
 void validate(const Function& function, const LaunchConfig& config) {
   const std::string where = "launch of '" + function.name() + "': ";
   if (config.grid.volume() == 0 || config.block.volume() == 0 || config.cluster.volume() == 0) {
-    throw CompileError(where + "grid " + dims(config.grid) + ", block " + dims(config.block) + " and cluster " +
-                       dims(config.cluster) + " must have no zero extent");
+    throw CompileError(where + "grid " + dims(config.grid) + ", block " + dims(config.block) +
+                       " and cluster " + dims(config.cluster) + " must have no zero extent");
   }
   if (config.grid.x % config.cluster.x != 0 || config.grid.y % config.cluster.y != 0 ||
       config.grid.z % config.cluster.z != 0) {
@@ -50,7 +50,8 @@ Module::~Module() {
   if (module_ != nullptr) driver_->api().module_unload(module_);
 }
 
-Module::Module(Module&& other) noexcept : driver_(other.driver_), module_(std::exchange(other.module_, nullptr)) {}
+Module::Module(Module&& other) noexcept
+    : driver_(other.driver_), module_(std::exchange(other.module_, nullptr)) {}
 
 Function Module::function(const std::string& name) const {
   CUfunction function = nullptr;
@@ -97,7 +98,8 @@ void launch(const Function& function, const LaunchConfig& config, void** args) {
     throw RuntimeError("cuLaunchKernelEx", static_cast<int>(result),
                        "kernel '" + function.name() + "' (grid " + dims(config.grid) + ", block " +
                            dims(config.block) + ", cluster " + dims(config.cluster) + ", dynamic shared " +
-                           std::to_string(config.dynamic_shared_bytes) + " bytes): " + driver.describe(result));
+                           std::to_string(config.dynamic_shared_bytes) +
+                           " bytes): " + driver.describe(result));
   }
 }
 

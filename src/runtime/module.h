@@ -63,7 +63,8 @@ struct Dim3 {
 };
 
 /// The shape of one launch. `grid` counts blocks (not clusters) and must be a multiple of `cluster` in each
-/// extent; a cluster of {1,1,1} adds no cluster attribute, so kernels declared with __cluster_dims__ keep theirs.
+/// extent; a cluster of {1,1,1} adds no cluster attribute, so kernels declared with __cluster_dims__ keep
+/// theirs.
 struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
@@ -75,10 +76,10 @@ struct LaunchConfig {
   CUstream stream = nullptr;
 };
 
-/// Launches `function` with kernel parameters `args` (one pointer per parameter, as cuLaunchKernelEx takes them).
-/// Clusters of more than 8 blocks set CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED. A grid that is not a
-/// multiple of the cluster, or an empty grid or block, is a CompileError naming the kernel and the extents;
-/// driver failures are RuntimeError naming cuLaunchKernelEx. Asynchronous faults appear at the next
+/// Launches `function` with kernel parameters `args` (one pointer per parameter, as cuLaunchKernelEx takes
+/// them). Clusters of more than 8 blocks set CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED. A grid that
+/// is not a multiple of the cluster, or an empty grid or block, is a CompileError naming the kernel and the
+/// extents; driver failures are RuntimeError naming cuLaunchKernelEx. Asynchronous faults appear at the next
 /// synchronisation.
 void launch(const Function& function, const LaunchConfig& config, void** args);
 

@@ -34,8 +34,8 @@ class Program {
  public:
   Program(std::string_view source, const std::string& name) {
     std::string text(source);
-    check(nvrtcCreateProgram(&program_, text.c_str(), name.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram",
-          "program '" + name + "'");
+    check(nvrtcCreateProgram(&program_, text.c_str(), name.c_str(), 0, nullptr, nullptr),
+          "nvrtcCreateProgram", "program '" + name + "'");
   }
   ~Program() { nvrtcDestroyProgram(&program_); }
   Program(const Program&) = delete;

@@ -56,21 +56,22 @@ struct CompiledProgram {
   bool operator==(const CompiledProgram&) const = default;
 };
 
-/// Compiles `source`. Works without a GPU. A compile failure is a RuntimeError naming nvrtcCompileProgram with the
-/// NVRTC result and the full program log (also in log()); an invalid option is reported the same way.
+/// Compiles `source`. Works without a GPU. A compile failure is a RuntimeError naming nvrtcCompileProgram
+/// with the NVRTC result and the full program log (also in log()); an invalid option is reported the same
+/// way.
 CompiledProgram compile(std::string_view source, const CompileOptions& options = {});
 
 /// The options compile() passes to NVRTC for `options`, in order: architecture, ptxas verbosity (cubins),
 /// include directories, then options.extra.
 std::vector<std::string> nvrtc_options(const CompileOptions& options);
 
-/// The NVRTC version as "major.minor.patch" when the loaded NVRTC matches the toolkit comfuse was configured with
-/// (the patch comes from there), else "major.minor".
+/// The NVRTC version as "major.minor.patch" when the loaded NVRTC matches the toolkit comfuse was configured
+/// with (the patch comes from there), else "major.minor".
 std::string nvrtc_version();
 
-/// The toolkit include directories handed to NVRTC, existing ones only, without duplicates, in this order: beside
-/// the loaded libnvrtc (<lib>/../include), $CUDA_HOME/include, $CUDA_PATH/include, the directories found at
-/// configure time, /usr/local/cuda/include.
+/// The toolkit include directories handed to NVRTC, existing ones only, without duplicates, in this order:
+/// beside the loaded libnvrtc (<lib>/../include), $CUDA_HOME/include, $CUDA_PATH/include, the directories
+/// found at configure time, /usr/local/cuda/include.
 std::vector<std::string> toolkit_include_dirs();
 
 /// Reads a ptxas "-v" report into per-kernel usage keyed by entry name. Lines it does not know are ignored.

@@ -1,0 +1,286 @@
+// Stage-Stream epilogue emission.
+#include "codegen/epilogue_emitter.h"
+
+#include <algorithm>
+
+#include "codegen/expr_emitter.h"
+#include "support/error.h"
+
+namespace comfuse::codegen {
+namespace {
+
+using schedule::Broadcast;
+using schedule::Role;
+using schedule::ValueHome;
+
+void collect_reduces(const te::Expr& e, std::vector<const te::ReduceNode*>& out) {
+  if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
+  te::for_each_child(e, [&](const te::Expr& child) { collect_reduces(child, out); });
+}
+
+std::string identity(te::ReduceOp op) {
+  switch (op) {
+    case te::ReduceOp::kSum: return "0.0f";
+    case te::ReduceOp::kMax: return "__int_as_float(0xff800000)";
+    case te::ReduceOp::kMin: return "__int_as_float(0x7f800000)";
+  }
+  return "0.0f";
+}
+
+std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
+  switch (op) {
+    case te::ReduceOp::kSum: return a + " + " + b;
+    case te::ReduceOp::kMax: return "fmaxf(" + a + ", " + b + ")";
+    case te::ReduceOp::kMin: return "fminf(" + a + ", " + b + ")";
+  }
+  return a;
+}
+
+std::string value_type(te::DType dtype) { return dtype == te::DType::i32 ? "int" : "float"; }
+
+std::string store_value(te::DType dtype, const std::string& value) {
+  switch (dtype) {
+    case te::DType::bf16: return "f32_to_bf16(" + value + ")";
+    case te::DType::f16: return "f32_to_f16(" + value + ")";
+    case te::DType::f32:
+    case te::DType::i32:
+    case te::DType::boolean: return value;
+  }
+  return value;
+}
+
+std::string slot_name(int stage, int index) { return "red" + std::to_string(stage) + "_" + std::to_string(index); }
+
+}  // namespace
+
+EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
+                                 std::map<const te::TensorNode*, std::string> params)
+    : plan_(plan), schedule_(schedule), params_(std::move(params)) {
+  for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
+    int index = 0;
+    for (const te::Tensor& t : plan_.stages[s].reductions) {
+      std::vector<const te::ReduceNode*> reduces;
+      collect_reduces(t->body, reduces);
+      for (const te::ReduceNode* node : reduces) slots_.push_back({node, t, static_cast<int>(s), index++});
+    }
+  }
+}
+
+int EpilogueEmitter::max_reductions_per_stage() const {
+  int most = 0;
+  for (const Slot& slot : slots_) most = std::max(most, slot.index + 1);
+  return most;
+}
+
+std::vector<EpilogueEmitter::Slot> EpilogueEmitter::slots_of_stage(int stage) const {
+  std::vector<Slot> result;
+  for (const Slot& slot : slots_) {
+    if (slot.stage == stage) result.push_back(slot);
+  }
+  return result;
+}
+
+bool EpilogueEmitter::is_output(const te::Tensor& t) const {
+  for (const te::Tensor& output : plan_.program.outputs()) {
+    if (output.same_as(t)) return true;
+  }
+  return false;
+}
+
+std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) const {
+  const std::string& param = params_.at(input.get());
+  std::string index, guard;
+  switch (broadcast) {
+    case Broadcast::kFull: index = "(size_t)grow * N + gcol"; guard = "inb"; break;
+    case Broadcast::kRow: index = "gcol"; guard = "gcol < N"; break;
+    case Broadcast::kColumn: index = "grow"; guard = "grow < M"; break;
+  }
+  std::string value = param + "[" + index + "]";
+  switch (input.dtype()) {
+    case te::DType::bf16: value = "bf16_to_f32(" + value + ")"; break;
+    case te::DType::f16: value = "f16_to_f32(" + value + ")"; break;
+    case te::DType::f32:
+    case te::DType::i32:
+    case te::DType::boolean: break;
+  }
+  return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
+}
+
+std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
+  if (schedule_.carried == ValueHome::kRegisters) {
+    return plan_.role(tile) == Role::kAnchor ? "acc[i]" : "carry_" + tile.name() + "[i]";
+  }
+  const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
+                               [&](const te::Tensor& t) { return t.same_as(tile); });
+  const auto c = std::to_string(it - plan_.carried_tiles.begin());
+  return "(inb ? stash[((size_t)" + c + " * M + grow) * N + gcol] : 0.0f)";
+}
+
+void EpilogueEmitter::declare_state(CodeStream& out) const {
+  for (const Slot& slot : slots_) {
+    out.line("float " + slot_name(slot.stage, slot.index) + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) +
+             " partials of '" + slot.owner.name() + "' for this thread's two rows");
+  }
+  for (const te::Tensor& t : plan_.program.tensors()) {
+    if (!t.is_placeholder() && plan_.role(t) == Role::kRowValue) {
+      out.line(value_type(t.dtype()) + " row_" + t.name() + "[2];");
+    }
+  }
+  if (schedule_.carried == ValueHome::kRegisters) {
+    for (const te::Tensor& t : plan_.carried_tiles) {
+      if (plan_.role(t) != Role::kAnchor) out.line("float carry_" + t.name() + "[BN / 2];");
+    }
+  }
+}
+
+void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors, int stage) const {
+  for (const te::Tensor& t : tensors) {
+    out.open("for (int h = 0; h < 2; ++h)");
+    out.line("const int grow = m0 + local_row0 + 8 * h;");
+    ExprBindings bindings;
+    bindings.vars[t->axes[0].get()] = "grow";
+    for (const te::Tensor& source : te::Program::reads_of(t)) {
+      if (source.is_placeholder()) {
+        bindings.reads[source.get()] = load(source, Broadcast::kColumn);
+      } else {
+        bindings.reads[source.get()] = "row_" + source.name() + "[h]";
+      }
+    }
+    for (const Slot& slot : slots_) {
+      if (slot.owner.same_as(t)) bindings.reductions[slot.node] = slot_name(slot.stage, slot.index) + "[h]";
+    }
+    out.line("row_" + t.name() + "[h] = " + emit_expr(t->body, bindings) + ";");
+    if (is_output(t)) {
+      out.line("if ((lane & 3) == 0 && cta_rank == 0 && grow < M) out_" + t.name() + "[grow] = " +
+               store_value(t.dtype(), "row_" + t.name() + "[h]") + ";");
+    }
+    out.close();
+  }
+  (void)stage;
+}
+
+void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
+  out.line("// ---- stage " + std::to_string(stage) + " ----");
+  emit_row_values(out, plan_.stages[stage].row_values, stage);
+  for (const Slot& slot : slots_of_stage(stage)) {
+    const std::string name = slot_name(slot.stage, slot.index);
+    out.line(name + "[0] = " + name + "[1] = " + identity(slot.node->op) + ";");
+  }
+}
+
+void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
+  const auto& tensors = plan_.program.tensors();
+  out.line("#pragma unroll");
+  out.open("for (int i = 0; i < BN / 2; ++i)");
+  out.line("const int h = (i >> 1) & 1;");
+  out.line("const int grow = m0 + local_row0 + 8 * h;");
+  out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+  out.line("const bool inb = grow < M && gcol < N;");
+  out.line("(void)inb;");
+
+  // Every tensor this stage can read, bound to a C expression.
+  ExprBindings base;
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) base.reads[input.tensor.get()] = load(input.tensor, input.broadcast);
+  for (const te::Tensor& t : tensors) {
+    if (t.is_placeholder()) continue;
+    const Role role = plan_.role(t);
+    const int produced = plan_.stage(t);
+    if (role == Role::kAnchor) {
+      base.reads[t.get()] = stage == 0 ? "acc[i]" : carried_read(t);
+    } else if (role == Role::kTile && produced < stage) {
+      base.reads[t.get()] = carried_read(t);
+    } else if (role == Role::kRowValue) {
+      base.reads[t.get()] = "row_" + t.name() + "[h]";
+    }
+  }
+  // The tiles computed in this stage, in topological order.
+  for (const te::Tensor& t : plan_.stages[stage].tiles) {
+    ExprBindings bindings = base;
+    bindings.vars[t->axes[0].get()] = "grow";
+    bindings.vars[t->axes[1].get()] = "gcol";
+    out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " + emit_expr(t->body, bindings) + ";");
+    base.reads[t.get()] = "v_" + t.name();
+    if (is_output(t)) {
+      out.line("if (inb) out_" + t.name() + "[(size_t)grow * N + gcol] = " + store_value(t.dtype(), "v_" + t.name()) + ";");
+    }
+  }
+  if (stage == 0) {
+    for (const te::Tensor& output : plan_.program.outputs()) {
+      if (plan_.role(output) == Role::kAnchor) {
+        out.line("if (inb) out_" + output.name() + "[(size_t)grow * N + gcol] = " + store_value(output.dtype(), "acc[i]") + ";");
+      }
+    }
+  }
+  // Partial reductions over this thread's columns.
+  for (const Slot& slot : slots_of_stage(stage)) {
+    ExprBindings bindings = base;
+    bindings.vars[slot.owner->axes[0].get()] = "grow";
+    bindings.vars[slot.node->axes[0].get()] = "gcol";
+    const std::string name = slot_name(slot.stage, slot.index) + "[h]";
+    out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) + ";");
+  }
+  // Tiles computed here and read in a later stage.
+  for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
+    const te::Tensor& t = plan_.carried_tiles[c];
+    if (plan_.stage(t) != stage) continue;
+    const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
+    if (schedule_.carried == ValueHome::kRegisters) {
+      if (plan_.role(t) != Role::kAnchor) out.line("carry_" + t.name() + "[i] = " + value + ";");
+    } else {
+      out.line("if (inb) stash[((size_t)" + std::to_string(c) + " * M + grow) * N + gcol] = " + value + ";");
+    }
+  }
+  out.close();
+}
+
+void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
+  const std::vector<Slot> slots = slots_of_stage(stage);
+  if (slots.empty()) return;
+  out.line("// combine stage " + std::to_string(stage) + "'s row reductions: the quad of lanes sharing a row");
+  for (const Slot& slot : slots) {
+    const std::string name = slot_name(slot.stage, slot.index);
+    out.open("for (int h = 0; h < 2; ++h)");
+    out.line("float v = " + name + "[h];");
+    out.line("v = " + combine(slot.node->op, "v", "__shfl_xor_sync(0xffffffffu, v, 1)") + ";");
+    out.line("v = " + combine(slot.node->op, "v", "__shfl_xor_sync(0xffffffffu, v, 2)") + ";");
+    out.line(name + "[h] = v;");
+    out.close();
+  }
+  if (schedule_.cluster_n > 1) {
+    out.line("// ... then across the cluster's CTAs through distributed shared memory");
+    out.open("");
+    out.line("const int buf = xround & 1;");
+    out.line("const u32 parity = (xround >> 1) & 1;");
+    out.open("if ((lane & 3) == 0)");
+    out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
+    out.open("for (int h = 0; h < 2; ++h)");
+    for (const Slot& slot : slots) {
+      out.line("st_cluster_f32(map_to_rank(&xch[((buf * CLUSTER_N + cta_rank) * XSLOTS + " + std::to_string(slot.index) +
+               ") * BM + local_row0 + 8 * h], peer), " + slot_name(slot.stage, slot.index) + "[h]);");
+    }
+    out.close();
+    out.line("mbar_arrive_cluster(map_to_rank(&xbar[buf], peer));");
+    out.close();
+    out.close();
+    out.line("mbar_wait_cluster(&xbar[buf], parity);");
+    out.open("for (int h = 0; h < 2; ++h)");
+    for (const Slot& slot : slots) {
+      const std::string v = "v" + std::to_string(slot.index);
+      out.line("float " + v + " = " + identity(slot.node->op) + ";");
+      out.line("#pragma unroll");
+      out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
+      out.line("const float p = xch[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.index) +
+               ") * BM + local_row0 + 8 * h];");
+      out.line(v + " = " + combine(slot.node->op, v, "p") + ";");
+      out.close();
+      out.line(slot_name(slot.stage, slot.index) + "[h] = " + v + ";");
+    }
+    out.close();
+    out.line("++xround;");
+    out.close();
+  }
+  // The reduction computes themselves, now that their reductions span whole rows.
+  emit_row_values(out, plan_.stages[stage].reductions, stage);
+}
+
+}  // namespace comfuse::codegen

@@ -1,0 +1,52 @@
+// Emits the Stage-Stream epilogue: each stage's elementwise work on accumulator fragments, its row reductions
+// combined in-thread, across the quad of lanes sharing a row, and across the CTAs of a cluster.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/code_stream.h"
+#include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
+
+namespace comfuse::codegen {
+
+class EpilogueEmitter {
+ public:
+  /// `params` maps each epilogue input and output tensor to its kernel parameter name.
+  EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
+                  std::map<const te::TensorNode*, std::string> params);
+
+  /// Per-thread state that lives across tiles and stages: reduction partials, row values, carried tiles.
+  void declare_state(CodeStream& out) const;
+  /// Start of stage s: resets its reduction partials and evaluates the row values it needs.
+  void begin_stage(CodeStream& out, int stage) const;
+  /// The per-element work of stage s on one tile; expects m0, n0, lane, local_row0 and acc in scope.
+  void element_loop(CodeStream& out, int stage) const;
+  /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
+  void end_stage(CodeStream& out, int stage) const;
+  /// Reductions ending any one stage (sizes the cluster exchange buffer).
+  int max_reductions_per_stage() const;
+
+ private:
+  struct Slot {  // one reduce node of a reduction compute
+    const te::ReduceNode* node;
+    te::Tensor owner;
+    int stage;
+    int index;  // within its stage
+  };
+
+  std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  std::string carried_read(const te::Tensor& tile) const;
+  std::vector<Slot> slots_of_stage(int stage) const;
+  void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors, int stage) const;
+  bool is_output(const te::Tensor& t) const;
+
+  const schedule::FusionPlan& plan_;
+  const schedule::Schedule& schedule_;
+  std::map<const te::TensorNode*, std::string> params_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace comfuse::codegen

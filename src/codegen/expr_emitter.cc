@@ -1,0 +1,141 @@
+// TE expression to CUDA C expression.
+#include "codegen/expr_emitter.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "support/error.h"
+#include "te/tensor.h"
+
+namespace comfuse::codegen {
+namespace {
+
+using te::DType;
+using te::ExprKind;
+
+// `value` (a float-typed C expression) rounded to a 16-bit float dtype when the node has one.
+std::string round_to(DType dtype, const std::string& value) {
+  switch (dtype) {
+    case DType::bf16: return "round_bf16(" + value + ")";
+    case DType::f16: return "round_f16(" + value + ")";
+    case DType::f32:
+    case DType::i32:
+    case DType::boolean: return value;
+  }
+  return value;
+}
+
+std::string math_function(te::UnaryOp op) {
+  switch (op) {
+    case te::UnaryOp::kExp: return "expf";
+    case te::UnaryOp::kLog: return "logf";
+    case te::UnaryOp::kTanh: return "tanhf";
+    case te::UnaryOp::kErf: return "erff";
+    case te::UnaryOp::kSqrt: return "sqrtf";
+    case te::UnaryOp::kRsqrt: return "rsqrtf";
+    case te::UnaryOp::kSigmoid: return "sigmoid_f32";
+    case te::UnaryOp::kAbs: return "fabsf";
+    case te::UnaryOp::kNeg: return "-";
+  }
+  return "?";
+}
+
+class Emitter {
+ public:
+  explicit Emitter(const ExprBindings& bindings) : bindings_(bindings) {}
+
+  std::string emit(const te::Expr& e) {
+    const DType dtype = e.dtype();
+    const bool integer = dtype == DType::i32;
+    switch (e.kind()) {
+      case ExprKind::kIntImm: return "(" + std::to_string(e.as<te::IntImmNode>()->value) + ")";
+      case ExprKind::kFloatImm: return float_literal(e.as<te::FloatImmNode>()->value);
+      case ExprKind::kVar: {
+        auto it = bindings_.vars.find(e.as<te::VarNode>());
+        COMFUSE_CHECK(it != bindings_.vars.end(), "unbound variable '" + e.as<te::VarNode>()->name + "'");
+        return it->second;
+      }
+      case ExprKind::kBinary: {
+        const auto* n = e.as<te::BinaryNode>();
+        const std::string a = emit(n->a), b = emit(n->b);
+        std::string value;
+        switch (n->op) {
+          case te::BinaryOp::kAdd: value = "(" + a + " + " + b + ")"; break;
+          case te::BinaryOp::kSub: value = "(" + a + " - " + b + ")"; break;
+          case te::BinaryOp::kMul: value = "(" + a + " * " + b + ")"; break;
+          case te::BinaryOp::kDiv: value = "(" + a + " / " + b + ")"; break;
+          case te::BinaryOp::kMin: value = (integer ? "min(" : "fminf(") + a + ", " + b + ")"; break;
+          case te::BinaryOp::kMax: value = (integer ? "max(" : "fmaxf(") + a + ", " + b + ")"; break;
+        }
+        return round_to(dtype, value);
+      }
+      case ExprKind::kCompare: {
+        const auto* n = e.as<te::CompareNode>();
+        static const char* const kSymbols[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        return "(" + emit(n->a) + kSymbols[static_cast<int>(n->op)] + emit(n->b) + ")";
+      }
+      case ExprKind::kSelect: {
+        const auto* n = e.as<te::SelectNode>();
+        return "(" + emit(n->cond) + " ? " + emit(n->if_true) + " : " + emit(n->if_false) + ")";
+      }
+      case ExprKind::kCast: {
+        const auto* n = e.as<te::CastNode>();
+        const DType from = n->value.dtype();
+        const std::string value = emit(n->value);
+        if (dtype == DType::i32) return te::is_float(from) ? "((int)" + value + ")" : "((int)" + value + ")";
+        // To a float dtype: integers and bools convert exactly as C does, then round.
+        const std::string as_float = te::is_float(from) ? value : "((float)" + value + ")";
+        return from == dtype ? value : round_to(dtype, as_float);
+      }
+      case ExprKind::kUnary: {
+        const auto* n = e.as<te::UnaryNode>();
+        const std::string value = emit(n->value);
+        if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
+        if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";
+        return round_to(dtype, math_function(n->op) + "(" + value + ")");
+      }
+      case ExprKind::kPow: {
+        const auto* n = e.as<te::PowNode>();
+        const std::string base = emit(n->base);
+        if (integer) {
+          std::string product = "1";
+          for (int i = 0; i < n->exponent; ++i) product += " * " + base;
+          return "(" + product + ")";
+        }
+        return round_to(dtype, "powi_f32(" + base + ", " + std::to_string(n->exponent) + ")");
+      }
+      case ExprKind::kRead: {
+        const auto* n = e.as<te::ReadNode>();
+        auto it = bindings_.reads.find(n->tensor.get());
+        COMFUSE_CHECK(it != bindings_.reads.end(), "unbound read of '" + n->tensor->name + "'");
+        return it->second;
+      }
+      case ExprKind::kReduce: {
+        auto it = bindings_.reductions.find(e.as<te::ReduceNode>());
+        COMFUSE_CHECK(it != bindings_.reductions.end(), "reduction emitted without its combined value");
+        return it->second;
+      }
+    }
+    throw InternalError("emit_expr: unknown node kind");
+  }
+
+ private:
+  const ExprBindings& bindings_;
+};
+
+}  // namespace
+
+std::string float_literal(double value) {
+  const float f = static_cast<float>(value);
+  if (std::isnan(f)) return "__int_as_float(0x7fffffff)";
+  if (std::isinf(f)) return f > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(f));
+  std::string text(buffer);
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return "(" + text + "f)";
+}
+
+std::string emit_expr(const te::Expr& e, const ExprBindings& bindings) { return Emitter(bindings).emit(e); }
+
+}  // namespace comfuse::codegen

@@ -1,0 +1,30 @@
+// Lowers a TE expression to a CUDA C expression with the reference interpreter's semantics: each node's value
+// is computed in f32 (i32, bool for integer and logical nodes) and rounded to the node's dtype.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "te/expr.h"
+
+namespace comfuse::codegen {
+
+/// What names stand for at the point of emission.
+struct ExprBindings {
+  /// A read of a tensor: its value at the current element, as a C expression of type float.
+  std::map<const te::TensorNode*, std::string> reads;
+  /// Iteration variables and reduce axes, as C expressions of type int.
+  std::map<const te::VarNode*, std::string> vars;
+  /// Reductions already combined elsewhere: their value as a C expression of type float.
+  std::map<const te::ReduceNode*, std::string> reductions;
+};
+
+/// The C expression for `e`. Throws InternalError for a read, variable or reduction with no binding: the
+/// planner guarantees every one is bound.
+std::string emit_expr(const te::Expr& e, const ExprBindings& bindings);
+
+/// A float literal that reads back as exactly `value` (f32), including infinities and NaN.
+std::string float_literal(double value);
+
+}  // namespace comfuse::codegen

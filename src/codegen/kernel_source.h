@@ -1,0 +1,48 @@
+// What the code generator hands to the runtime: CUDA source plus everything needed to launch it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
+
+namespace comfuse::codegen {
+
+/// One kernel parameter, in signature order.
+struct KernelParam {
+  enum class Kind : std::uint8_t {
+    kTmaA,    // TMA descriptor of the anchor's A operand, box [BM rows, 64 columns]
+    kTmaB,    // TMA descriptor of the anchor's B operand, box [BN rows, 64 columns]
+    kInput,   // pointer to an epilogue input
+    kOutput,  // pointer to a program output
+    kStash,   // f32 workspace of stash_bytes for tiles carried across reductions (null when 0 bytes)
+  };
+  Kind kind;
+  te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)
+};
+
+struct LaunchConfig {
+  int grid_x = 1;
+  int block_x = 1;
+  int cluster_x = 1;     // 1: no cluster launch
+  int shared_bytes = 0;  // dynamic shared memory
+};
+
+struct KernelSource {
+  std::string name;    // the extern "C" entry point
+  std::string source;  // complete, self-contained CUDA C++ for NVRTC
+  LaunchConfig launch;
+  std::vector<KernelParam> params;
+  std::int64_t stash_bytes = 0;
+  schedule::Schedule schedule;
+};
+
+/// Emits the fused kernel for `plan` under `schedule` (which must pass check_legal). The source is a pure
+/// function of (plan, schedule, workload_key): same inputs, same bytes. The header comment carries the key,
+/// the schedule and the plan.
+KernelSource emit_kernel(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
+                         const std::string& workload_key);
+
+}  // namespace comfuse::codegen

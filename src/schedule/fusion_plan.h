@@ -1,0 +1,77 @@
+// Fusion analysis: how a program splits into a contraction anchor and the memory-intensive stages that
+// consume its output tile by tile (DESIGN.md, "Execution model").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "te/program.h"
+
+namespace comfuse::schedule {
+
+/// The contraction the kernel is built around: out[i, j] = sum_k f32(A[i, k]) * f32(B[..]).
+struct Anchor {
+  te::Tensor tensor;  // the contraction compute, f32 [M, N]
+  te::Tensor a;       // input [M, K]
+  te::Tensor b;       // input [N, K] when b_k_major, else [K, N]
+  bool b_k_major = true;
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+/// What a tensor of the program is to the fused kernel.
+enum class Role : std::uint8_t {
+  kInput,       // a placeholder read by the epilogue or the anchor
+  kAnchor,      // the contraction
+  kTile,        // [M, N], element (i, j) computed from element (i, j) of its producers
+  kRowValue,    // [M], one value per row: a reduction over the columns of a kTile, or arithmetic on those
+};
+
+/// How the epilogue reads an input.
+enum class Broadcast : std::uint8_t {
+  kFull,    // [M, N], element (i, j)
+  kRow,     // [N], element j: the same vector for every row (bias, gamma)
+  kColumn,  // [M], element i: one value per row
+};
+
+struct EpilogueInput {
+  te::Tensor tensor;
+  Broadcast broadcast;
+};
+
+/// The planned tensors, split into stages. Stage s runs after the reductions of stage s-1 have combined
+/// over whole rows; stage 0 starts on the accumulator. Row values are produced at the end of the stage
+/// whose tiles they reduce.
+struct Stage {
+  std::vector<te::Tensor> tiles;       // kTile computes whose inputs are available in this stage
+  std::vector<te::Tensor> reductions;  // kRowValue computes that reduce this stage's tiles over the columns
+  std::vector<te::Tensor> row_values;  // kRowValue computes without a reduction, available from this stage on
+};
+
+struct FusionPlan {
+  te::Program program;
+  Anchor anchor;
+  std::vector<Role> roles;     // per program.tensors() entry
+  std::vector<int> stage_of;   // per program.tensors() entry: the stage that computes it (inputs: 0)
+  std::vector<Stage> stages;   // at least one; stages.size() - 1 = number of row-reduction barriers
+  std::vector<EpilogueInput> epilogue_inputs;  // inputs other than the anchor's operands, in program order
+  /// Tiles read by a stage after the one that computes them: they must stay on chip or be stashed.
+  std::vector<te::Tensor> carried_tiles;
+
+  Role role(const te::Tensor& t) const { return roles[program.index_of(t)]; }
+  int stage(const te::Tensor& t) const { return stage_of[program.index_of(t)]; }
+  bool has_reductions() const { return stages.size() > 1; }
+};
+
+/// Analyses `program`. Throws CompileError naming the op and the reason when it cannot be fused into one
+/// GEMM kernel: no contraction, a second contraction (back-to-back GEMMs are planned separately), a
+/// batched contraction, a read that is not element-aligned with the tile (transposed, shifted), a reduction
+/// over rows instead of columns, or an output that is not [M, N] or [M].
+FusionPlan plan_fusion(const te::Program& program);
+
+std::string_view role_name(Role role);
+std::string_view broadcast_name(Broadcast broadcast);
+/// A readable summary: anchor, stages with their tiles and reductions, carried tiles, epilogue inputs.
+std::string to_string(const FusionPlan& plan);
+
+}  // namespace comfuse::schedule

@@ -1,0 +1,220 @@
+// Schedule legality, the default heuristic and the JSON form.
+#include "schedule/schedule.h"
+
+#include <algorithm>
+
+#include "support/error.h"
+
+namespace comfuse::schedule {
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum parse_enum(const nlohmann::json& value, const std::string& path, const Enum (&all)[N],
+                std::string_view (*name)(Enum)) {
+  if (!value.is_string()) throw CompileError(path + ": expected a string");
+  const std::string text = value.get<std::string>();
+  std::string valid;
+  for (Enum e : all) {
+    if (name(e) == text) return e;
+    valid += (valid.empty() ? "" : ", ") + std::string(name(e));
+  }
+  throw CompileError(path + ": unknown value '" + text + "' (valid: " + valid + ")");
+}
+
+int parse_int(const nlohmann::json& object, const std::string& key, const std::string& path) {
+  const auto it = object.find(key);
+  if (it == object.end()) throw CompileError(path + ": missing field '" + key + "'");
+  if (!it->is_number_integer()) throw CompileError(path + "." + key + ": expected an integer");
+  const auto value = it->get<std::int64_t>();
+  if (value < -(1 << 30) || value > (1 << 30)) {
+    throw CompileError(path + "." + key + ": " + std::to_string(value) + " is out of range");
+  }
+  return static_cast<int>(value);
+}
+
+constexpr WarpRoles kAllWarpRoles[] = {WarpRoles::kCooperative, WarpRoles::kPingPong};
+constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster};
+constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::string_view warp_roles_name(WarpRoles roles) {
+  switch (roles) {
+    case WarpRoles::kCooperative: return "cooperative";
+    case WarpRoles::kPingPong: return "ping_pong";
+  }
+  return "?";
+}
+
+std::string_view reduction_placement_name(ReductionPlacement placement) {
+  switch (placement) {
+    case ReductionPlacement::kCta: return "cta";
+    case ReductionPlacement::kCluster: return "cluster";
+  }
+  return "?";
+}
+
+std::string_view value_home_name(ValueHome home) {
+  switch (home) {
+    case ValueHome::kRegisters: return "registers";
+    case ValueHome::kL2Stash: return "l2_stash";
+  }
+  return "?";
+}
+
+std::int64_t Schedule::shared_memory_bytes() const {
+  const std::int64_t ring = static_cast<std::int64_t>(stages) * (bm + bn) * bk * 2;
+  const std::int64_t barriers = 2 * 8 * stages + 64;
+  // Row partials: one float per row per consumer warpgroup, and per cluster peer for DSMEM exchange.
+  const std::int64_t reduction_scratch = static_cast<std::int64_t>(4) * bm * std::max(consumer_warpgroups(), cluster_n) * 2;
+  return 1024 /* alignment slack for 128-byte swizzle */ + ring + barriers + reduction_scratch;
+}
+
+int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
+  const int per_tile = schedule.bn / 2;  // a 64 x BN f32 fragment over 128 threads
+  const int carried = schedule.carried == ValueHome::kRegisters ? static_cast<int>(plan.carried_tiles.size()) : 0;
+  return per_tile * (1 + carried);
+}
+
+void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& limits) {
+  const std::string who = "schedule for '" + plan.anchor.tensor.name() + "': ";
+  auto fail = [&](const std::string& message) { throw CompileError(who + message); };
+  const Anchor& a = plan.anchor;
+  if (s.bk != 64) fail("BK=" + std::to_string(s.bk) + " is not 64 (one 128-byte swizzle row of bf16)");
+  if (s.bn < 16 || s.bn > 256 || s.bn % 16 != 0) {
+    fail("BN=" + std::to_string(s.bn) + " is not a multiple of 16 in [16, 256]");
+  }
+  if (s.warp_roles == WarpRoles::kCooperative && s.bm != 64 && s.bm != 128) {
+    fail("BM=" + std::to_string(s.bm) + " is neither 64 nor 128 (64 rows per consumer warpgroup)");
+  }
+  if (s.warp_roles == WarpRoles::kPingPong && s.bm != 64) {
+    fail("BM=" + std::to_string(s.bm) + " with ping-pong warp roles: each warpgroup owns the same 64 rows, so BM=64");
+  }
+  if (s.stages < 2 || s.stages > 8) fail("stages=" + std::to_string(s.stages) + " is outside [2, 8]");
+  if (s.cluster_n != 1 && s.cluster_n != 2 && s.cluster_n != 4 && s.cluster_n != 8) {
+    fail("cluster_n=" + std::to_string(s.cluster_n) + " is not 1, 2, 4 or 8");
+  }
+  if (s.cluster_n > limits.max_cluster_size) {
+    fail("cluster_n=" + std::to_string(s.cluster_n) + " exceeds the target's cluster limit " +
+         std::to_string(limits.max_cluster_size));
+  }
+  if (s.raster_group_m < 1 || s.raster_group_m > 64) {
+    fail("raster_group_m=" + std::to_string(s.raster_group_m) + " is outside [1, 64]");
+  }
+  if (a.k % 8 != 0) {
+    fail("K=" + std::to_string(a.k) + " is not a multiple of 8: the operand rows must be 16-byte aligned for TMA");
+  }
+  if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
+  const std::int64_t n_tiles = ceil_div(a.n, s.bn);
+  if (plan.has_reductions()) {
+    if (s.reduction == ReductionPlacement::kCluster && s.cluster_n == 1) {
+      fail("cluster reduction placement with cluster_n=1: use placement 'cta' or a cluster of 2 or more");
+    }
+    if (s.reduction == ReductionPlacement::kCta && s.cluster_n != 1) {
+      fail("CTA reduction placement with cluster_n=" + std::to_string(s.cluster_n) +
+           ": clusters split rows' columns only with placement 'cluster'");
+    }
+    if (s.cluster_n > n_tiles) {
+      fail("cluster_n=" + std::to_string(s.cluster_n) + " exceeds the " + std::to_string(n_tiles) +
+           " column tiles of N=" + std::to_string(a.n) + " at BN=" + std::to_string(s.bn));
+    }
+    if (s.warp_roles == WarpRoles::kPingPong) {
+      fail("ping-pong warp roles with row reductions: the reductions of this plan run cooperatively");
+    }
+  }
+  if (!plan.carried_tiles.empty() && s.carried == ValueHome::kRegisters) {
+    const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
+    if (tiles_per_cta > 1) {
+      fail("carried tiles in registers need one column tile per CTA, but N=" + std::to_string(a.n) + " at BN=" +
+           std::to_string(s.bn) + " and cluster_n=" + std::to_string(s.cluster_n) + " gives " +
+           std::to_string(tiles_per_cta) + ": use carried=l2_stash");
+    }
+  }
+  const int registers = accumulator_registers(plan, s);
+  if (registers > limits.registers_per_consumer_thread - 64) {
+    fail(std::to_string(registers) + " accumulator registers per thread (BN=" + std::to_string(s.bn) + ", " +
+         std::to_string(plan.carried_tiles.size()) + " carried tiles) leave too few of the " +
+         std::to_string(limits.registers_per_consumer_thread) + " for the epilogue");
+  }
+  if (s.shared_memory_bytes() > limits.max_shared_memory_per_block) {
+    fail(std::to_string(s.shared_memory_bytes()) + " bytes of shared memory (stages=" + std::to_string(s.stages) +
+         ", BM=" + std::to_string(s.bm) + ", BN=" + std::to_string(s.bn) + ") exceed the target's " +
+         std::to_string(limits.max_shared_memory_per_block));
+  }
+}
+
+Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
+  Schedule s;
+  const Anchor& a = plan.anchor;
+  if (!plan.has_reductions()) {
+    s.bm = 128;
+    s.bn = a.n >= 256 ? 256 : 128;
+    s.stages = 4;
+  } else {
+    s.bm = a.m >= 128 * 132 / 2 ? 128 : 64;
+    s.bn = 128;
+    const std::int64_t n_tiles = ceil_div(a.n, s.bn);
+    const std::int64_t row_blocks = ceil_div(a.m, s.bm);
+    // Enough CTAs to fill the SMs: spread a row's columns over a cluster when there are few row blocks.
+    while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= std::min<std::int64_t>(n_tiles, 8)) s.cluster_n *= 2;
+    s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+    s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
+    if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
+      s.carried = ValueHome::kL2Stash;
+    }
+    s.stages = 4;
+  }
+  while (s.shared_memory_bytes() > limits.max_shared_memory_per_block && s.stages > 2) --s.stages;
+  check_legal(plan, s, limits);
+  return s;
+}
+
+nlohmann::json to_json(const Schedule& s) {
+  return nlohmann::json{{"bm", s.bm},
+                        {"bn", s.bn},
+                        {"bk", s.bk},
+                        {"stages", s.stages},
+                        {"cluster_n", s.cluster_n},
+                        {"warp_roles", warp_roles_name(s.warp_roles)},
+                        {"reduction", reduction_placement_name(s.reduction)},
+                        {"carried", value_home_name(s.carried)},
+                        {"raster_group_m", s.raster_group_m}};
+}
+
+Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
+  if (!json.is_object()) throw CompileError(path + ": expected an object");
+  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
+                                        "warp_roles", "reduction", "carried", "raster_group_m"};
+  for (const auto& [key, value] : json.items()) {
+    if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
+        std::end(kFields)) {
+      throw CompileError(path + ": unknown field '" + key + "'");
+    }
+  }
+  Schedule s;
+  s.bm = parse_int(json, "bm", path);
+  s.bn = parse_int(json, "bn", path);
+  s.bk = parse_int(json, "bk", path);
+  s.stages = parse_int(json, "stages", path);
+  s.cluster_n = parse_int(json, "cluster_n", path);
+  s.raster_group_m = parse_int(json, "raster_group_m", path);
+  for (const char* key : {"warp_roles", "reduction", "carried"}) {
+    if (!json.contains(key)) throw CompileError(path + ": missing field '" + key + "'");
+  }
+  s.warp_roles = parse_enum(json["warp_roles"], path + ".warp_roles", kAllWarpRoles, warp_roles_name);
+  s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
+  s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
+  return s;
+}
+
+std::string to_string(const Schedule& s) {
+  return "BM=" + std::to_string(s.bm) + " BN=" + std::to_string(s.bn) + " BK=" + std::to_string(s.bk) +
+         " stages=" + std::to_string(s.stages) + " cluster_n=" + std::to_string(s.cluster_n) + " " +
+         std::string(warp_roles_name(s.warp_roles)) + " reduction=" +
+         std::string(reduction_placement_name(s.reduction)) + " carried=" + std::string(value_home_name(s.carried)) +
+         " raster_group_m=" + std::to_string(s.raster_group_m);
+}
+
+}  // namespace comfuse::schedule

@@ -1,0 +1,79 @@
+// The schedule of a fused GEMM kernel: every knob a typed field, its legality against a plan, its JSON form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedule/fusion_plan.h"
+
+namespace comfuse::schedule {
+
+/// How the consumer warpgroups share work.
+enum class WarpRoles : std::uint8_t {
+  kCooperative,  // the consumer warpgroups split the rows of one tile (64 rows each) and run its epilogue together
+  kPingPong,     // two consumer warpgroups take alternate column tiles of the same 64 rows: one runs its
+                 // epilogue while the other runs its mainloop
+};
+
+/// Where a reduction over a row's N columns combines.
+enum class ReductionPlacement : std::uint8_t {
+  kCta,      // one CTA owns whole rows and loops over the column tiles (in-thread, quad shuffle, warpgroups)
+  kCluster,  // the CTAs of a cluster split the columns and combine row partials through distributed shared memory
+};
+
+/// Where tiles needed after a reduction barrier live.
+enum class ValueHome : std::uint8_t {
+  kRegisters,  // in the accumulator registers: a CTA must hold all its columns in one tile
+  kL2Stash,    // written to an f32 workspace (L2-resident) and re-read by the thread that wrote them
+};
+
+struct Schedule {
+  int bm = 128;  // rows of a CTA's tile: 64 per consumer warpgroup (cooperative), 64 in ping-pong
+  int bn = 128;  // columns of a tile: a multiple of 16 in [16, 256]
+  int bk = 64;   // K per pipeline stage: 64 bf16 = one 128-byte swizzle row
+  int stages = 4;
+  int cluster_n = 1;  // CTAs per cluster along N: 1, 2, 4 or 8
+  WarpRoles warp_roles = WarpRoles::kCooperative;
+  ReductionPlacement reduction = ReductionPlacement::kCta;
+  ValueHome carried = ValueHome::kRegisters;
+  int raster_group_m = 8;  // tiles are visited in groups of this many row blocks (L2 reuse of B), >= 1
+
+  int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
+  int threads() const { return 128 * (1 + consumer_warpgroups()); }
+  /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch.
+  std::int64_t shared_memory_bytes() const;
+
+  bool operator==(const Schedule&) const = default;
+};
+
+/// Hard limits of the target the legality checks use.
+struct TargetLimits {
+  std::int64_t max_shared_memory_per_block = 227 * 1024;
+  int max_cluster_size = 8;
+  int registers_per_consumer_thread = 232;  // after setmaxnreg
+};
+
+/// Throws CompileError naming the plan's anchor, the knob and the values when `schedule` cannot run `plan`:
+/// `schedule for 'Y': BN=200 is not a multiple of 16`.
+void check_legal(const FusionPlan& plan, const Schedule& schedule, const TargetLimits& limits = {});
+
+/// The heuristic schedule for a plan (replaced by search in the tuner). Always legal for the plan.
+Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits = {});
+
+/// Accumulator registers a consumer thread needs: the live tile plus carried tiles kept in registers.
+int accumulator_registers(const FusionPlan& plan, const Schedule& schedule);
+
+nlohmann::json to_json(const Schedule& schedule);
+/// Parses a schedule; unknown or missing fields, wrong types and out-of-range enums are CompileErrors with the
+/// JSON path (`schedule.warp_roles: unknown value 'pingpong'`). Range checks beyond types are check_legal's.
+Schedule schedule_from_json(const nlohmann::json& json, const std::string& path = "schedule");
+std::string to_string(const Schedule& schedule);
+
+std::string_view warp_roles_name(WarpRoles roles);
+std::string_view reduction_placement_name(ReductionPlacement placement);
+std::string_view value_home_name(ValueHome home);
+
+}  // namespace comfuse::schedule
