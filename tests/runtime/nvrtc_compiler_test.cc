@@ -79,6 +79,9 @@ TEST(NvrtcCompiler, ResourceUsageOfAKernelWithKnownRegisterPressure) {
   CompileOptions options;
   options.extra = {"--maxrregcount=32"};
   const CompiledProgram program = compile(test_kernels::kRegisterPressure, options);
+  std::string trace = "options:";
+  for (const std::string& option : program.options) trace += " " + option;
+  SCOPED_TRACE(trace + "\nlog:\n" + program.log);
   ASSERT_TRUE(program.kernels.contains("pressure")) << program.log;
   ASSERT_TRUE(program.kernels.contains("trivial")) << program.log;
   const ResourceUsage& pressure = program.kernels.at("pressure");

@@ -1,0 +1,113 @@
+// Compiling, loading, binding and launching generated kernels.
+#include "codegen/fused_kernel.h"
+
+#include <algorithm>
+
+#include "support/error.h"
+
+namespace comfuse::codegen {
+
+CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype, std::int64_t rows,
+                               std::int64_t cols, int box_rows) {
+  COMFUSE_CHECK(dtype == te::DType::bf16 || dtype == te::DType::f16, "TMA operand must be bf16 or f16");
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result = driver.api().tensor_map_encode_tiled(
+      &map, dtype == te::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      /*tensorRank=*/2, reinterpret_cast<void*>(base), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  driver.check(result, "cuTensorMapEncodeTiled");
+  return map;
+}
+
+namespace {
+
+std::size_t tensor_bytes(const te::Tensor& t) {
+  std::int64_t count = 1;
+  for (std::int64_t extent : t.shape()) count *= extent;
+  return static_cast<std::size_t>(count) * te::dtype_bytes(t.dtype());
+}
+
+template <typename T>
+std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor& t) {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].same_as(t)) return i;
+  }
+  throw InternalError("kernel parameter '" + t.name() + "' is not part of the bound program");
+}
+
+}  // namespace
+
+FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source)
+    : context_(context), program_(std::move(program)), source_(std::move(source)) {
+  runtime::CompileOptions options;
+  options.program_name = source_.name + ".cu";
+  compiled_ = runtime::compile(source_.source, options);
+  module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
+  function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
+}
+
+DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) const {
+  COMFUSE_CHECK(input_data.size() == program_.inputs().size(), "one host pointer per program input");
+  DeviceBindings bindings;
+  for (std::size_t i = 0; i < program_.inputs().size(); ++i) {
+    const std::size_t bytes = tensor_bytes(program_.inputs()[i]);
+    bindings.inputs.emplace_back(context_, bytes);
+    if (input_data[i] != nullptr) bindings.inputs.back().copy_from_host(input_data[i], bytes);
+  }
+  for (const te::Tensor& t : program_.outputs()) bindings.outputs.emplace_back(context_, tensor_bytes(t));
+  if (source_.stash_bytes > 0) {
+    bindings.stash = std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
+  }
+  return bindings;
+}
+
+void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const {
+  const auto& params = source_.params;
+  // Arguments must outlive the launch call: reserve so that pointers into the vectors stay valid.
+  std::vector<CUtensorMap> maps;
+  maps.reserve(params.size());
+  std::vector<CUdeviceptr> pointers;
+  pointers.reserve(params.size());
+  std::vector<void*> args;
+  const int bm = source_.schedule.bm;
+  const int bn = source_.schedule.bn;
+  for (const KernelParam& p : params) {
+    switch (p.kind) {
+      case KernelParam::Kind::kTmaA:
+      case KernelParam::Kind::kTmaB: {
+        const auto& buffer = bindings.inputs.at(position_of<te::Tensor>(program_.inputs(), p.tensor));
+        const bool is_a = p.kind == KernelParam::Kind::kTmaA;
+        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), p.tensor.shape()[0],
+                                          p.tensor.shape()[1], is_a ? bm : bn));
+        args.push_back(&maps.back());
+        break;
+      }
+      case KernelParam::Kind::kInput:
+        pointers.push_back(bindings.inputs.at(position_of<te::Tensor>(program_.inputs(), p.tensor)).get());
+        args.push_back(&pointers.back());
+        break;
+      case KernelParam::Kind::kOutput:
+        pointers.push_back(bindings.outputs.at(position_of<te::Tensor>(program_.outputs(), p.tensor)).get());
+        args.push_back(&pointers.back());
+        break;
+      case KernelParam::Kind::kStash:
+        pointers.push_back(bindings.stash ? bindings.stash->get() : CUdeviceptr{0});
+        args.push_back(&pointers.back());
+        break;
+    }
+  }
+  runtime::LaunchConfig config;
+  config.grid = {static_cast<unsigned>(source_.launch.grid_x), 1, 1};
+  config.block = {static_cast<unsigned>(source_.launch.block_x), 1, 1};
+  config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};
+  config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);
+  config.stream = stream;
+  runtime::launch(*function_, config, args.data());
+}
+
+}  // namespace comfuse::codegen

@@ -1,0 +1,51 @@
+// A generated kernel compiled with NVRTC, loaded, and bound to device buffers: the bridge from codegen to the
+// runtime. TMA descriptors for the anchor's operands are encoded here, from the buffers they describe.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "codegen/kernel_source.h"
+#include "runtime/context.h"
+#include "runtime/module.h"
+#include "runtime/nvrtc_compiler.h"
+
+namespace comfuse::codegen {
+
+/// Device buffers for every input and output of a program, in program order, plus the kernel's stash.
+struct DeviceBindings {
+  std::vector<runtime::DeviceBuffer> inputs;   // program.inputs() order
+  std::vector<runtime::DeviceBuffer> outputs;  // program.outputs() order
+  std::unique_ptr<runtime::DeviceBuffer> stash;
+};
+
+class FusedKernel {
+ public:
+  /// Compiles `source`, emitted for `program`, for sm_90a and loads it into `context`. NVRTC failures are
+  /// RuntimeErrors with the log.
+  FusedKernel(const runtime::Context& context, te::Program program, KernelSource source);
+
+  const KernelSource& source() const { return source_; }
+  const runtime::CompiledProgram& compiled() const { return compiled_; }
+
+  /// Allocates device buffers for the program's inputs and outputs and uploads `input_data` (one host pointer
+  /// per input, in program order, each holding the input's elements in its dtype; nullptr leaves it unset).
+  DeviceBindings bind(const std::vector<const void*>& input_data) const;
+  /// Launches once on `stream` over `bindings`.
+  void launch(const DeviceBindings& bindings, CUstream stream = nullptr) const;
+
+ private:
+  const runtime::Context& context_;
+  te::Program program_;
+  KernelSource source_;
+  runtime::CompiledProgram compiled_;
+  std::unique_ptr<runtime::Module> module_;
+  std::unique_ptr<runtime::Function> function_;
+};
+
+/// The 128-byte CUtensorMap of a row-major [rows, cols] bf16/f16 matrix at `base`, read in boxes of
+/// [box_rows, 64] with 128-byte swizzle; out-of-range elements read as zero.
+CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype, std::int64_t rows,
+                               std::int64_t cols, int box_rows);
+
+}  // namespace comfuse::codegen
