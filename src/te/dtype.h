@@ -24,7 +24,9 @@ int dtype_bytes(DType dtype);
 bool is_float(DType dtype);
 
 /// `value` rounded to the nearest value representable in `dtype`, ties to even, as the GPU's
-/// cvt.rn instructions do. f32 rounds to single precision; i32 truncates towards zero (C semantics).
+/// cvt.rn instructions do (rounded once, straight from the double). Magnitudes beyond the largest finite
+/// value become infinities; NaN stays NaN. i32 truncates towards zero and saturates at the i32 range, NaN
+/// giving 0, as cvt.rzi.s32.f32 does; bool gives 1 for anything non-zero (NaN included).
 double round_to_dtype(double value, DType dtype);
 
 }  // namespace comfuse::te

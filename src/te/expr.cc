@@ -5,12 +5,19 @@
 #include <set>
 
 #include "support/error.h"
+#include "te/printer.h"
 #include "te/tensor.h"
 
 namespace comfuse::te {
 namespace {
 
 std::string dtype_str(DType dtype) { return std::string(dtype_name(dtype)); }
+
+// "an i32", "a bool": the dtype with the article it is read with.
+std::string with_article(DType dtype) {
+  const std::string name = dtype_str(dtype);
+  return (name[0] == 'i' || name[0] == 'f' ? "an " : "a ") + name;
+}
 
 void require_same_dtype(std::string_view what, const Expr& a, const Expr& b) {
   if (!a.defined() || !b.defined()) throw CompileError(std::string(what) + ": operand is an undefined expression");
@@ -119,15 +126,15 @@ ReduceNode::ReduceNode(ReduceOp op, Expr body_in, std::vector<Var> axes_in)
 Expr constant(DType dtype, double value) {
   switch (dtype) {
     case DType::i32:
-      if (value != std::trunc(value) || std::abs(value) > 2147483647.0) {
-        throw CompileError("constant " + std::to_string(value) + " is not representable as i32");
+      if (value != std::trunc(value) || value < -2147483648.0 || value > 2147483647.0) {
+        throw CompileError("constant " + format_double(value) + " is not representable as i32");
       }
       return Expr(std::make_shared<IntImmNode>(DType::i32, static_cast<std::int64_t>(value)));
     case DType::f32:
     case DType::f16:
     case DType::bf16: return Expr(std::make_shared<FloatImmNode>(dtype, round_to_dtype(value, dtype)));
     case DType::boolean:
-      throw CompileError("constant " + std::to_string(value) + " of dtype bool: use a comparison instead");
+      throw CompileError("constant " + format_double(value) + " of dtype bool: use a comparison instead");
   }
   throw InternalError("constant: unknown dtype");
 }
@@ -177,8 +184,8 @@ Expr unary(UnaryOp op, Expr value) {
   require_defined(unary_op_name(op), value);
   const bool integer_ok = op == UnaryOp::kNeg || op == UnaryOp::kAbs;
   if (value.dtype() == DType::boolean || (!integer_ok && !is_float(value.dtype()))) {
-    throw CompileError(std::string(unary_op_name(op)) + " of a " + dtype_str(value.dtype()) +
-                       " operand: expected a float dtype (insert a cast)");
+    throw CompileError(std::string(unary_op_name(op)) + " of " + with_article(value.dtype()) +
+                       " operand: expected " + (integer_ok ? "a numeric" : "a float") + " dtype (insert a cast)");
   }
   return Expr(std::make_shared<UnaryNode>(op, std::move(value)));
 }

@@ -78,7 +78,11 @@ std::string to_string(const Expr& e) {
     case ExprKind::kCast: return std::string(dtype_name(e.dtype())) + "(" + to_string(e.as<CastNode>()->value) + ")";
     case ExprKind::kUnary: {
       const auto* n = e.as<UnaryNode>();
-      if (n->op == UnaryOp::kNeg) return "-" + to_string(n->value);
+      if (n->op == UnaryOp::kNeg) {
+        // -(-1), not --1: a negated negative constant must not read as a decrement.
+        const std::string operand = to_string(n->value);
+        return operand[0] == '-' ? "-(" + operand + ")" : "-" + operand;
+      }
       return std::string(unary_op_name(n->op)) + "(" + to_string(n->value) + ")";
     }
     case ExprKind::kPow: {

@@ -14,7 +14,8 @@ class Program;
 std::string to_string(const Expr& e);
 /// The definition of a tensor: `Y: f32[256, 512] = compute(i0, i1) ...` or `X: bf16[256, 128] input`.
 std::string to_string(const Tensor& t);
-/// Every tensor of a program in topological order, inputs first, then the outputs line.
+/// Every tensor of a program, one per line, in the order of Program::tensors() (producers before consumers),
+/// then the outputs line.
 std::string to_string(const Program& program);
 /// Shortest decimal text that reads back as the same double.
 std::string format_double(double value);

@@ -51,17 +51,25 @@ std::optional<Affine> as_affine(const Expr& e) {
       const auto* n = e.as<BinaryNode>();
       auto a = as_affine(n->a), b = as_affine(n->b);
       if (!a || !b) return std::nullopt;
+      // A form whose coefficients overflow is dropped; the conservative range then bounds the index.
       if (n->op == BinaryOp::kAdd || n->op == BinaryOp::kSub) {
-        const std::int64_t sign = n->op == BinaryOp::kAdd ? 1 : -1;
-        for (auto [var, c] : b->coeffs) a->coeffs[var] += sign * c;
-        a->offset += sign * b->offset;
+        const bool add = n->op == BinaryOp::kAdd;
+        const auto combine = [add](std::int64_t x, std::int64_t y, std::int64_t* out) {
+          return add ? __builtin_add_overflow(x, y, out) : __builtin_sub_overflow(x, y, out);
+        };
+        for (auto [var, c] : b->coeffs) {
+          if (combine(a->coeffs[var], c, &a->coeffs[var])) return std::nullopt;
+        }
+        if (combine(a->offset, b->offset, &a->offset)) return std::nullopt;
         return a;
       }
       if (n->op == BinaryOp::kMul && (a->coeffs.empty() || b->coeffs.empty())) {
-        const Affine& constant_side = a->coeffs.empty() ? *a : *b;
+        const std::int64_t factor = a->coeffs.empty() ? a->offset : b->offset;
         Affine result = a->coeffs.empty() ? *b : *a;
-        for (auto& [var, c] : result.coeffs) c *= constant_side.offset;
-        result.offset *= constant_side.offset;
+        for (auto& [var, c] : result.coeffs) {
+          if (__builtin_mul_overflow(c, factor, &c)) return std::nullopt;
+        }
+        if (__builtin_mul_overflow(result.offset, factor, &result.offset)) return std::nullopt;
         return result;
       }
       return std::nullopt;
@@ -78,6 +86,14 @@ std::optional<Affine> as_affine(const Expr& e) {
   return std::nullopt;
 }
 
+// Bounds of conservative ranges are clamped to +-kUnbounded (2^40) so that sums and products of bounds cannot
+// overflow: a wrapped product would make an index such as `W(X(i) * 8388608)` look provably outside.
+constexpr std::int64_t kUnbounded = std::int64_t{1} << 40;
+
+Range clamped(std::int64_t lo, std::int64_t hi) {
+  return {std::clamp(lo, -kUnbounded, kUnbounded), std::clamp(hi, -kUnbounded, kUnbounded), false};
+}
+
 Range conservative_range(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::kIntImm: {
@@ -89,16 +105,20 @@ Range conservative_range(const Expr& e) {
       const auto* n = e.as<BinaryNode>();
       const Range a = conservative_range(n->a), b = conservative_range(n->b);
       switch (n->op) {
-        case BinaryOp::kAdd: return {a.lo + b.lo, a.hi + b.hi, false};
-        case BinaryOp::kSub: return {a.lo - b.hi, a.hi - b.lo, false};
+        case BinaryOp::kAdd: return clamped(a.lo + b.lo, a.hi + b.hi);
+        case BinaryOp::kSub: return clamped(a.lo - b.hi, a.hi - b.lo);
         case BinaryOp::kMul: {
-          const std::int64_t p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-          return {*std::min_element(p, p + 4), *std::max_element(p, p + 4), false};
+          // Products of two bounds of magnitude <= 2^40 may not fit: take them in long double.
+          const long double alo = a.lo, ahi = a.hi;
+          const long double p[] = {alo * b.lo, alo * b.hi, ahi * b.lo, ahi * b.hi};
+          const long double lo = std::clamp(*std::min_element(p, p + 4), -0x1p40L, 0x1p40L);
+          const long double hi = std::clamp(*std::max_element(p, p + 4), -0x1p40L, 0x1p40L);
+          return clamped(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi));
         }
         case BinaryOp::kDiv:
           if (b.lo > 0) {
             const std::int64_t p[] = {a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi};
-            return {*std::min_element(p, p + 4), *std::max_element(p, p + 4), false};
+            return clamped(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
           }
           break;
         case BinaryOp::kMin: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), false};
@@ -119,19 +139,22 @@ Range conservative_range(const Expr& e) {
     case ExprKind::kRead:
     case ExprKind::kReduce: break;
   }
-  constexpr std::int64_t kUnbounded = std::int64_t{1} << 40;
   return {-kUnbounded, kUnbounded, false};
 }
 
 Range index_range(const Expr& e) {
   if (auto affine = as_affine(e)) {
-    Range r{affine->offset, affine->offset, true};
+    // Terms may exceed 64 bits: they are summed in long double, lower bound and upper bound apart (no
+    // cancellation), and clamped; only their position relative to [0, extent) matters.
+    long double lo = static_cast<long double>(affine->offset), hi = lo;
     for (auto [var, c] : affine->coeffs) {
-      const std::int64_t top = c * (var->extent - 1);
-      r.lo += std::min<std::int64_t>(0, top);
-      r.hi += std::max<std::int64_t>(0, top);
+      const long double top = static_cast<long double>(c) * static_cast<long double>(var->extent - 1);
+      lo += std::min<long double>(0, top);
+      hi += std::max<long double>(0, top);
     }
-    return r;
+    constexpr long double kMax = 0x1p62L;
+    return {static_cast<std::int64_t>(std::clamp(lo, -kMax, kMax)),
+            static_cast<std::int64_t>(std::clamp(hi, -kMax, kMax)), true};
   }
   return conservative_range(e);
 }
@@ -271,7 +294,14 @@ Tensor make_compute(std::vector<std::int64_t> shape, std::vector<Var> axes, Expr
                        shape_str(shape));
   }
   for (std::size_t d = 0; d < axes.size(); ++d) {
-    if (axes[d].var_kind() != VarKind::kAxis || axes[d].extent() != shape[d]) {
+    if (axes[d].get() == nullptr) {
+      throw CompileError("compute '" + name + "': axis " + std::to_string(d) + " is undefined");
+    }
+    if (axes[d].var_kind() != VarKind::kAxis) {
+      throw CompileError("compute '" + name + "': axis " + std::to_string(d) + " '" + axes[d].name() +
+                         "' is a reduce axis, not an iteration variable");
+    }
+    if (axes[d].extent() != shape[d]) {
       throw CompileError("compute '" + name + "': axis " + std::to_string(d) + " '" + axes[d].name() +
                          "' does not range over extent " + std::to_string(shape[d]));
     }
