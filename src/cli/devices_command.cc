@@ -26,9 +26,7 @@ int run_devices(const std::vector<std::string>& args, std::ostream& out, std::os
     for (int ordinal = 0; ordinal < count; ++ordinal) {
       const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(ordinal, driver);
       if (json) {
-        nlohmann::json entry = runtime::fingerprint_to_json(fingerprint);
-        entry["device"] = ordinal;
-        devices.push_back(std::move(entry));
+        devices.push_back({{"device", ordinal}, {"target", runtime::fingerprint_to_json(fingerprint)}});
       } else {
         out << "device " << ordinal << ":\n" << runtime::describe(fingerprint);
       }

@@ -33,9 +33,10 @@ struct Collector {
   std::size_t dropped = 0;
 };
 
+// Never destroyed: CUPTI may deliver buffers from its own threads while the process exits.
 Collector& collector() {
-  static Collector instance;
-  return instance;
+  static Collector* instance = new Collector;
+  return *instance;
 }
 
 std::atomic<bool> activity_alive{false};

@@ -74,7 +74,11 @@ std::int64_t Schedule::shared_memory_bytes() const {
 
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
   const int per_tile = schedule.bn / 2;  // a 64 x BN f32 fragment over 128 threads
-  const int carried = schedule.carried == ValueHome::kRegisters ? static_cast<int>(plan.carried_tiles.size()) : 0;
+  int carried = 0;
+  if (schedule.carried == ValueHome::kRegisters) {
+    // A carried anchor stays in the accumulator itself; every other carried tile needs its own fragment.
+    for (const te::Tensor& t : plan.carried_tiles) carried += plan.role(t) == Role::kAnchor ? 0 : 1;
+  }
   return per_tile * (1 + carried);
 }
 

@@ -1,0 +1,253 @@
+// Every fused workload x each legal reduction placement x shapes (reduced, odd, suite), on the GPU, against the
+// CPU reference: fresh random inputs, outputs poisoned with NaN before each run, relative error <= 1e-2.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "codegen/fused_kernel.h"
+#include "runtime/gpu_test_guard.h"
+#include "te/interpreter.h"
+#include "te/ops.h"
+#include "te/printer.h"
+#include "te/workloads.h"
+
+namespace comfuse::codegen {
+namespace {
+
+using schedule::ReductionPlacement;
+using schedule::Schedule;
+using schedule::ValueHome;
+using schedule::WarpRoles;
+
+struct Case {
+  std::string workload;
+  te::Shape shape;
+  Schedule schedule;
+  std::string label;
+};
+
+// x * sigmoid(x), then each row divided by its max |x|: an operator that the op library does not have.
+te::Program swish_rowmax_program(std::int64_t M, std::int64_t K, std::int64_t N) {
+  using namespace te;
+  auto X = placeholder({M, K}, DType::bf16, "X");
+  auto W = placeholder({N, K}, DType::bf16, "W");
+  auto k = reduce_axis(K, "k");
+  auto Y = compute({M, N}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(j, k)), {k}); }, "Y");
+  auto S = compute({M, N}, [&](Var i, Var j) { return Y(i, j) * sigmoid(Y(i, j)); }, "S");
+  auto n = reduce_axis(N, "n");
+  auto peak = compute({M}, [&](Var i) { return max_reduce(abs(S(i, n)), {n}); }, "peak");
+  auto out = compute({M, N}, [&](Var i, Var j) { return cast(DType::bf16, S(i, j) / (peak(i) + 1e-6)); }, "out");
+  return Program({X, W}, {out});
+}
+
+te::Program build(const Case& c) {
+  if (c.workload == "swish_rowmax") return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
+  return te::build_workload(c.workload, c.shape);
+}
+
+// The rows [first, first + count) of a row-independent program's inputs: row-sliced [M, ...] inputs, others whole.
+te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t M, std::int64_t first, std::int64_t count) {
+  if (full.shape().empty() || full.shape()[0] != M || count == M) return full;
+  std::vector<std::int64_t> shape = full.shape();
+  shape[0] = count;
+  te::HostBuffer part(full.dtype(), shape);
+  const std::int64_t row = full.numel() / M;
+  for (std::int64_t i = 0; i < count * row; ++i) part.set(i, full.get(first * row + i));
+  return part;
+}
+
+std::vector<Case> cases() {
+  const std::vector<std::string> reducing = {"post_layernorm",      "post_rmsnorm", "gemm_layernorm_relu",
+                                             "gemm_gelu_layernorm", "gemm_softmax", "gemm_softcap_softmax",
+                                             "swish_rowmax"};
+  const std::vector<te::Shape> shapes = {
+      {{"M", 256}, {"K", 256}, {"N", 512}},   // reduced
+      {{"M", 77}, {"K", 40}, {"N", 1000}},    // odd: tails in M, K and N
+      {{"M", 1}, {"K", 64}, {"N", 256}},      // a single row
+  };
+  std::vector<Case> result;
+  for (const te::Shape& shape : shapes) {
+    const std::string shape_label =
+        "M" + std::to_string(shape.at("M")) + "_K" + std::to_string(shape.at("K")) + "_N" + std::to_string(shape.at("N"));
+    // Plain GEMM and GEMM+bias+ReLU: cooperative and ping-pong, several tiles.
+    for (const std::string w : {"gemm", "gemm_bias_relu"}) {
+      Schedule coop;
+      result.push_back({w, shape, coop, "coop_128x128"});
+      Schedule wide = coop;
+      wide.bn = 256;
+      wide.stages = 3;
+      result.push_back({w, shape, wide, "coop_128x256"});
+      Schedule pp = coop;
+      pp.bm = 64;
+      pp.warp_roles = WarpRoles::kPingPong;
+      result.push_back({w, shape, pp, "pingpong_64x128"});
+    }
+    for (const std::string& w : reducing) {
+      const std::int64_t n = shape.at("N");
+      Schedule cta_stash;
+      cta_stash.bm = 64;
+      cta_stash.carried = ValueHome::kL2Stash;
+      result.push_back({w, shape, cta_stash, "cta_stash"});
+      Schedule cluster_regs = cta_stash;
+      cluster_regs.reduction = ReductionPlacement::kCluster;
+      cluster_regs.bm = 128;
+      cluster_regs.bn = 128;
+      cluster_regs.cluster_n = n <= 256 ? 2 : (n <= 512 ? 4 : 8);
+      cluster_regs.carried = ValueHome::kRegisters;
+      result.push_back({w, shape, cluster_regs, "cluster_registers"});
+      Schedule cluster_stash = cta_stash;
+      cluster_stash.reduction = ReductionPlacement::kCluster;
+      cluster_stash.cluster_n = 2;
+      result.push_back({w, shape, cluster_stash, "cluster_stash"});
+      if (n <= 256) {
+        Schedule cta_regs = cta_stash;
+        cta_regs.bn = 256;
+        cta_regs.carried = ValueHome::kRegisters;
+        result.push_back({w, shape, cta_regs, "cta_registers"});
+      }
+    }
+    for (Case& c : result) {
+      if (c.label.find("/") == std::string::npos) c.label += "/" + shape_label;
+    }
+  }
+  // Suite shapes with the default schedule, checked on sampled rows.
+  result.push_back({"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}, Schedule{}, "default/suite"});
+  result.push_back({"post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}}, Schedule{}, "default/suite"});
+  result.push_back({"gemm_softmax", {{"M", 4096}, {"K", 4096}, {"N", 32000}}, Schedule{}, "default/suite"});
+  result.push_back({"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, Schedule{}, "default/suite"});
+  result.push_back({"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}, Schedule{}, "default/suite"});
+  return result;
+}
+
+struct Outcome {
+  bool ok = false;
+  std::string detail;
+  double rel_error = 0;
+};
+
+class FusedKernelGpuTest : public gpu_test::GpuTest {};
+
+TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
+  const std::vector<Case> all = cases();
+  ASSERT_GT(all.size(), 40u);
+  const std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::cout << "random seed " << seed << "\n";
+
+  // Plan, schedule and emit on the host first; compile on all cores.
+  struct Prepared {
+    te::Program program;
+    KernelSource source;
+    std::unique_ptr<FusedKernel> kernel;
+    std::string error;
+  };
+  std::vector<Prepared> prepared;
+  std::vector<Case> runnable;
+  for (const Case& c : all) {
+    te::Program program = build(c);
+    schedule::FusionPlan plan = schedule::plan_fusion(program);
+    Schedule s = c.label.rfind("default", 0) == 0 ? schedule::default_schedule(plan) : c.schedule;
+    try {
+      schedule::check_legal(plan, s);
+    } catch (const CompileError& error) {
+      std::cout << "skip " << c.workload << "/" << c.label << ": " << error.what() << "\n";
+      continue;
+    }
+    KernelSource source = emit_kernel(plan, s, "sha256:" + std::string(64, '0'));
+    prepared.push_back({program, std::move(source), nullptr, {}});
+    runnable.push_back(c);
+  }
+  std::vector<runtime::CompiledProgram> compiled(prepared.size());
+  {
+    std::vector<std::thread> workers;
+    std::atomic<std::size_t> next{0};
+    const unsigned threads = std::max(2u, std::thread::hardware_concurrency());
+    for (unsigned w = 0; w < threads; ++w) {
+      workers.emplace_back([&] {
+        for (std::size_t i = next++; i < prepared.size(); i = next++) {
+          try {
+            runtime::CompileOptions options;
+            options.program_name = prepared[i].source.name + ".cu";
+            compiled[i] = runtime::compile(prepared[i].source.source, options);
+          } catch (const std::exception& error) {
+            prepared[i].error = error.what();
+          }
+        }
+      });
+    }
+    for (std::thread& t : workers) t.join();
+  }
+
+  int failures = 0;
+  for (std::size_t index = 0; index < runnable.size(); ++index) {
+    const Case& c = runnable[index];
+    Prepared& p = prepared[index];
+    const std::string name = c.workload + "/" + c.label + " [" + schedule::to_string(p.source.schedule) + "]";
+    if (!p.error.empty()) {
+      ADD_FAILURE() << name << ": compile failed: " << p.error.substr(0, 2000);
+      ++failures;
+      continue;
+    }
+    const std::int64_t M = p.program.outputs()[0].shape()[0];
+    std::vector<te::HostBuffer> inputs;
+    std::vector<const void*> data;
+    for (std::size_t i = 0; i < p.program.inputs().size(); ++i) {
+      const te::Tensor& t = p.program.inputs()[i];
+      inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * index + i));
+    }
+    for (const te::HostBuffer& b : inputs) data.push_back(b.data());
+    try {
+      FusedKernel kernel(context(), p.program, p.source);
+      DeviceBindings bindings = kernel.bind(data);
+      for (auto& out : bindings.outputs) out.fill_bytes(0xFF);  // NaN in bf16, f16 and f32
+      kernel.launch(bindings);
+      context().synchronize();
+      // The reference on sampled row blocks for large M (every workload here is row-independent).
+      std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
+      if (M <= 512) {
+        blocks.push_back({0, M});
+      } else {
+        blocks = {{0, 64}, {M / 2 - 32, 64}, {M - 64, 64}};
+      }
+      for (std::size_t o = 0; o < p.program.outputs().size(); ++o) {
+        const te::Tensor& t = p.program.outputs()[o];
+        te::HostBuffer gpu(t.dtype(), t.shape());
+        bindings.outputs[o].copy_to_host(gpu.data(), gpu.size_bytes());
+        for (auto [first, count] : blocks) {
+          te::Shape rows = c.shape;
+          rows["M"] = count;
+          Case sliced = c;
+          sliced.shape = rows;
+          const te::Program part = build(sliced);
+          std::vector<te::HostBuffer> part_inputs;
+          for (const te::HostBuffer& b : inputs) part_inputs.push_back(slice_rows(b, M, first, count));
+          const te::HostBuffer ref = te::evaluate(part, part_inputs).at(o);
+          const te::HostBuffer got = slice_rows(gpu, M, first, count);
+          const te::Comparison cmp = te::compare(got, ref);
+          const bool ok = cmp.non_finite == 0 && cmp.rel_error <= 1e-2;
+          std::cout << (ok ? "ok   " : "FAIL ") << name << " rows " << first << "+" << count
+                    << " rel_err=" << cmp.rel_error << " max_abs=" << cmp.max_abs_error
+                    << " non_finite=" << cmp.non_finite << "\n";
+          if (!ok) {
+            ++failures;
+            ADD_FAILURE() << name << " rows " << first << "+" << count << ": rel_err " << cmp.rel_error
+                          << ", non-finite " << cmp.non_finite << " (seed " << seed << ")";
+          }
+        }
+      }
+    } catch (const std::exception& error) {
+      ++failures;
+      ADD_FAILURE() << name << ": " << error.what();
+      break;  // a faulting kernel poisons the context: stop here
+    }
+  }
+  std::cout << runnable.size() << " kernels, " << failures << " failures\n";
+}
+
+}  // namespace
+}  // namespace comfuse::codegen
