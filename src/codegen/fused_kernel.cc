@@ -42,11 +42,22 @@ std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor
 
 }  // namespace
 
-FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source)
-    : context_(context), program_(std::move(program)), source_(std::move(source)) {
+namespace {
+
+runtime::CompiledProgram compile_source(const KernelSource& source) {
   runtime::CompileOptions options;
-  options.program_name = source_.name + ".cu";
-  compiled_ = runtime::compile(source_.source, options);
+  options.program_name = source.name + ".cu";
+  return runtime::compile(source.source, options);
+}
+
+}  // namespace
+
+FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source)
+    : FusedKernel(context, std::move(program), source, compile_source(source)) {}
+
+FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source,
+                         runtime::CompiledProgram compiled)
+    : context_(context), program_(std::move(program)), source_(std::move(source)), compiled_(std::move(compiled)) {
   module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
 }

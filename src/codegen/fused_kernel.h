@@ -24,6 +24,9 @@ class FusedKernel {
   /// Compiles `source`, emitted for `program`, for sm_90a and loads it into `context`. NVRTC failures are
   /// RuntimeErrors with the log.
   FusedKernel(const runtime::Context& context, te::Program program, KernelSource source);
+  /// Loads a program already compiled from `source` (e.g. compiled in parallel by the caller).
+  FusedKernel(const runtime::Context& context, te::Program program, KernelSource source,
+              runtime::CompiledProgram compiled);
 
   const KernelSource& source() const { return source_; }
   const runtime::CompiledProgram& compiled() const { return compiled_; }

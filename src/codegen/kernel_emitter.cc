@@ -87,7 +87,7 @@ class KernelEmitter {
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      result.launch.grid_x = static_cast<int>(ceil_div(m_blocks * n_tiles, 2));
+      result.launch.grid_x = static_cast<int>(m_blocks * ceil_div(n_tiles, 2));
     } else {
       result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
     }
@@ -150,12 +150,13 @@ class KernelEmitter {
     out.line("return first_tile + t * stride;");
     out.close();
     out.close(";");
-    out.open("__device__ __forceinline__ void raster(int linear, int& m_block, int& n_tile)");
-    out.line("const int group = linear / (GROUP_M * N_TILES);");
+    out.line("// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share B in L2.");
+    out.open("__device__ __forceinline__ void raster(int linear, int columns, int& m_block, int& column)");
+    out.line("const int group = linear / (GROUP_M * columns);");
     out.line("const int first_m = group * GROUP_M;");
     out.line("const int group_size = min(M_BLOCKS - first_m, GROUP_M);");
-    out.line("m_block = first_m + (linear % (GROUP_M * N_TILES)) % group_size;");
-    out.line("n_tile = (linear % (GROUP_M * N_TILES)) / group_size;");
+    out.line("m_block = first_m + (linear % (GROUP_M * columns)) % group_size;");
+    out.line("column = (linear % (GROUP_M * columns)) / group_size;");
     out.close();
     out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
     out.line("TileSequence seq;");
@@ -166,19 +167,15 @@ class KernelEmitter {
       out.line("seq.stride = CLUSTER_N;");
       out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      out.line("// Two consecutive tiles of the rasterised order, one per consumer warpgroup (same row block");
-      out.line("// within a raster group when N_TILES > 1).");
-      out.line("int n_tile;");
-      out.line("raster(2 * blockIdx.x, seq.m_block, n_tile);");
-      out.line("int m_second, n_second;");
-      out.line("const bool has_second = 2 * blockIdx.x + 1 < M_BLOCKS * N_TILES;");
-      out.line("if (has_second) raster(2 * blockIdx.x + 1, m_second, n_second);");
-      out.line("seq.first_tile = n_tile;");
-      out.line("seq.stride = has_second && m_second == seq.m_block ? n_second - n_tile : 0;");
-      out.line("seq.count = has_second && m_second == seq.m_block ? 2 : 1;");
+      out.line("// Two neighbouring column tiles of one row block, one per consumer warpgroup.");
+      out.line("int pair;");
+      out.line("raster(blockIdx.x, (N_TILES + 1) / 2, seq.m_block, pair);");
+      out.line("seq.first_tile = 2 * pair;");
+      out.line("seq.stride = 1;");
+      out.line("seq.count = min(2, N_TILES - 2 * pair);");
     } else {
       out.line("int n_tile;");
-      out.line("raster(blockIdx.x, seq.m_block, n_tile);");
+      out.line("raster(blockIdx.x, N_TILES, seq.m_block, n_tile);");
       out.line("seq.first_tile = n_tile;");
       out.line("seq.stride = 1;");
       out.line("seq.count = 1;");

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "codegen/fused_kernel.h"
+#include "codegen/reference_check.h"
 #include "runtime/gpu_test_guard.h"
 #include "te/interpreter.h"
 #include "te/ops.h"
@@ -49,17 +50,6 @@ te::Program swish_rowmax_program(std::int64_t M, std::int64_t K, std::int64_t N)
 te::Program build(const Case& c) {
   if (c.workload == "swish_rowmax") return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
   return te::build_workload(c.workload, c.shape);
-}
-
-// The rows [first, first + count) of a row-independent program's inputs: row-sliced [M, ...] inputs, others whole.
-te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t M, std::int64_t first, std::int64_t count) {
-  if (full.shape().empty() || full.shape()[0] != M || count == M) return full;
-  std::vector<std::int64_t> shape = full.shape();
-  shape[0] = count;
-  te::HostBuffer part(full.dtype(), shape);
-  const std::int64_t row = full.numel() / M;
-  for (std::int64_t i = 0; i < count * row; ++i) part.set(i, full.get(first * row + i));
-  return part;
 }
 
 std::vector<Case> cases() {
@@ -193,7 +183,6 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
       ++failures;
       continue;
     }
-    const std::int64_t M = p.program.outputs()[0].shape()[0];
     std::vector<te::HostBuffer> inputs;
     std::vector<const void*> data;
     for (std::size_t i = 0; i < p.program.inputs().size(); ++i) {
@@ -202,43 +191,28 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
     }
     for (const te::HostBuffer& b : inputs) data.push_back(b.data());
     try {
-      FusedKernel kernel(context(), p.program, p.source);
+      FusedKernel kernel(context(), p.program, p.source, std::move(compiled[index]));
       DeviceBindings bindings = kernel.bind(data);
       for (auto& out : bindings.outputs) out.fill_bytes(0xFF);  // NaN in bf16, f16 and f32
       kernel.launch(bindings);
       context().synchronize();
-      // The reference on sampled row blocks for large M (every workload here is row-independent).
-      std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
-      if (M <= 512) {
-        blocks.push_back({0, M});
-      } else {
-        blocks = {{0, 64}, {M / 2 - 32, 64}, {M - 64, 64}};
-      }
+      std::vector<te::HostBuffer> gpu;
       for (std::size_t o = 0; o < p.program.outputs().size(); ++o) {
         const te::Tensor& t = p.program.outputs()[o];
-        te::HostBuffer gpu(t.dtype(), t.shape());
-        bindings.outputs[o].copy_to_host(gpu.data(), gpu.size_bytes());
-        for (auto [first, count] : blocks) {
-          te::Shape rows = c.shape;
-          rows["M"] = count;
-          Case sliced = c;
-          sliced.shape = rows;
-          const te::Program part = build(sliced);
-          std::vector<te::HostBuffer> part_inputs;
-          for (const te::HostBuffer& b : inputs) part_inputs.push_back(slice_rows(b, M, first, count));
-          const te::HostBuffer ref = te::evaluate(part, part_inputs).at(o);
-          const te::HostBuffer got = slice_rows(gpu, M, first, count);
-          const te::Comparison cmp = te::compare(got, ref);
-          const bool ok = cmp.non_finite == 0 && cmp.rel_error <= 1e-2;
-          std::cout << (ok ? "ok   " : "FAIL ") << name << " rows " << first << "+" << count
-                    << " rel_err=" << cmp.rel_error << " max_abs=" << cmp.max_abs_error
-                    << " non_finite=" << cmp.non_finite << "\n";
-          if (!ok) {
-            ++failures;
-            ADD_FAILURE() << name << " rows " << first << "+" << count << ": rel_err " << cmp.rel_error
-                          << ", non-finite " << cmp.non_finite << " (seed " << seed << ")";
-          }
-        }
+        gpu.emplace_back(t.dtype(), t.shape());
+        bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
+      }
+      const schedule::FusionPlan plan = schedule::plan_fusion(p.program);
+      const ReferenceCheck check = check_against_reference(plan, inputs, gpu, [&](std::int64_t rows) {
+        Case sliced = c;
+        sliced.shape["M"] = rows;
+        return build(sliced);
+      });
+      std::cout << name << "\n" << check.detail;
+      if (!check.ok) {
+        ++failures;
+        ADD_FAILURE() << name << ": rel_err " << check.max_rel_error << ", non-finite " << check.non_finite
+                      << " (seed " << seed << ")\n" << check.detail;
       }
     } catch (const std::exception& error) {
       ++failures;
