@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/devices_command.h"
+#include "cli/emit_command.h"
 #include "cli/show_command.h"
 #include "comfuse/version.h"
 #include "support/error.h"
@@ -14,6 +15,7 @@ constexpr const char* kUsage =
     "usage: comfuse <command> [args]\n"
     "commands:\n"
     "  show      the suite workloads: program, op graph, workload key (show --list for all)\n"
+    "  emit      a workload's fused kernel as CUDA source and cubin (no GPU needed)\n"
     "  devices   each GPU's fingerprint\n"
     "  version   the comfuse version\n";
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (command == "show") return comfuse::cli::run_show(args, std::cout, std::cerr);
+    if (command == "emit") return comfuse::cli::run_emit(args, std::cout, std::cerr);
     if (command == "devices") return comfuse::cli::run_devices(args, std::cout, std::cerr);
     if (command == "version" || command == "--version") {
       std::cout << "comfuse " << comfuse::kVersion << "\n";

@@ -109,7 +109,7 @@ class KernelEmitter {
  private:
   std::int64_t shared_bytes() const {
     const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * (s_.bm + s_.bn) * 64 * 2;
-    const std::int64_t barriers = 8 * (2 * s_.stages + 2);
+    const std::int64_t barriers = 8 * (2 * s_.stages + 4);
     const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
     return 1024 + ring + barriers + exchange;
   }
@@ -210,8 +210,9 @@ class KernelEmitter {
     out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
     out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
-    out.line("float* xch = (float*)(xbar + 2);            // [2][CLUSTER_N][XSLOTS][BM] row partials from each peer");
-    out.line("(void)xbar; (void)xch;");
+    out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
+    out.line("float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each peer");
+    out.line("(void)xbar; (void)xch; (void)order;");
     out.line("const int warpgroup = threadIdx.x / 128;");
     const std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";
     out.open("if (threadIdx.x == 0)");
@@ -221,6 +222,7 @@ class KernelEmitter {
     out.close();
     out.line("mbar_init(&xbar[0], CLUSTER_N * 32 * CONSUMERS);");
     out.line("mbar_init(&xbar[1], CLUSTER_N * 32 * CONSUMERS);");
+    out.line("mbar_init(order, 1);");
     out.line("fence_mbar_init();");
     out.close();
     out.line(result.launch.cluster_x > 1 ? "cluster_sync();" : "__syncthreads();");
@@ -256,6 +258,12 @@ class KernelEmitter {
   }
 
   void mainloop(CodeStream& out) const {
+    const bool ping_pong = s_.warp_roles == WarpRoles::kPingPong;
+    if (ping_pong) {
+      out.line("// Ping-pong: start after the other warpgroup's mainloop of tile t-1, so that this one runs while that one");
+      out.line("// is in its epilogue, and so that every ring barrier waited on is at most one phase ahead.");
+      out.line("if (t > 0) mbar_wait(order, (t - 1) & 1);");
+    }
     out.line("// Mainloop: wgmma over the K blocks, one group in flight, each stage released once its group retires.");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = t * K_BLOCKS + kb;");
@@ -274,6 +282,7 @@ class KernelEmitter {
     out.close();
     out.line("wgmma_wait<0>();");
     out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(t * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
+    if (ping_pong) out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(order);");
   }
 
   void consumer(CodeStream& out, const EpilogueEmitter& epilogue) const {

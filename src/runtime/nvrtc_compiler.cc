@@ -127,9 +127,11 @@ std::vector<std::string> nvrtc_options(const CompileOptions& options) {
   std::vector<std::string> out;
   if (options.output == OutputKind::cubin) {
     out.push_back("--gpu-architecture=" + options.arch);
+    out.push_back("--no-cache");
     out.push_back("--ptxas-options=-v");
   } else {
     out.push_back("--gpu-architecture=" + virtual_arch(options.arch));
+    out.push_back("--no-cache");
   }
   for (const std::string& dir : toolkit_include_dirs()) out.push_back("--include-path=" + dir);
   out.insert(out.end(), options.extra.begin(), options.extra.end());

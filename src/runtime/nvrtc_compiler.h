@@ -25,15 +25,17 @@ struct CompileOptions {
   std::string program_name = "comfuse_kernel.cu";
 };
 
-/// Resources one kernel uses, as ptxas reports them. Registers are cross-checked against the cubin's ELF.
+/// Resources one kernel uses. Registers and the stack frame come from the cubin's ELF attributes; spills,
+/// static shared memory and barriers from ptxas's report in the NVRTC log. A field is -1 when its source did
+/// not cover the kernel (a kernel absent from the report), never a guess.
 struct ResourceUsage {
-  int registers = 0;
-  int spill_store_bytes = 0;
-  int spill_load_bytes = 0;
-  int stack_frame_bytes = 0;
+  int registers = -1;
+  int spill_store_bytes = -1;
+  int spill_load_bytes = -1;
+  int stack_frame_bytes = -1;
   /// Static shared memory (without the 1 KB the hardware reserves per block on sm_90).
-  int static_shared_bytes = 0;
-  int barriers = 0;
+  int static_shared_bytes = -1;
+  int barriers = -1;
 
   bool operator==(const ResourceUsage&) const = default;
 };
@@ -61,8 +63,10 @@ struct CompiledProgram {
 /// way.
 CompiledProgram compile(std::string_view source, const CompileOptions& options = {});
 
-/// The options compile() passes to NVRTC for `options`, in order: architecture, ptxas verbosity (cubins),
-/// include directories, then options.extra.
+/// The options compile() passes to NVRTC for `options`, in order: architecture, --no-cache, ptxas verbosity
+/// (cubins), include directories, then options.extra. NVRTC 13 caches compiled code in the driver's compute
+/// cache when a driver is present, and a hit skips ptxas and so its resource report; comfuse keeps its own
+/// cache (KernelCache), so NVRTC's is turned off.
 std::vector<std::string> nvrtc_options(const CompileOptions& options);
 
 /// The NVRTC version as "major.minor.patch" when the loaded NVRTC matches the toolkit comfuse was configured

@@ -69,7 +69,9 @@ TEST_F(TimerTest, CuptiAgreesWithEventsAroundBackToBackLaunches) {
     for (int i = 0; i < 5; ++i) kernels.busy(stream.get(), iters);
     stream.synchronize();
 
-    KernelActivity activity;
+    // Events time a batch with CUPTI off, as a user's launches run; CUPTI then times an identical batch.
+    // (With both on one traced batch, events read 2.7-4.5% above CUPTI at 60 us on the H200, near the 5%
+    // bound.)
     Event start(context());
     Event end(context());
     start.record(stream);
@@ -77,6 +79,10 @@ TEST_F(TimerTest, CuptiAgreesWithEventsAroundBackToBackLaunches) {
     end.record(stream);
     end.synchronize();
     const double events_us = Event::elapsed_ms(start, end) * 1000.0 / launches;
+
+    KernelActivity activity;
+    for (int i = 0; i < launches; ++i) kernels.busy(stream.get(), iters);
+    stream.synchronize();
     const std::vector<KernelRecord> records = activity.collect();
     ASSERT_EQ(records.size(), static_cast<std::size_t>(launches));
     double sum = 0;

@@ -106,6 +106,22 @@ TEST(NvrtcCompiler, ResourceUsageOfAKernelWithKnownRegisterPressure) {
   }
 }
 
+// With a driver present, NVRTC 13's own cache (in the driver's compute cache) skips ptxas on a hit, and the
+// log then has no resource report: seen on the H200, where this kernel's second compile came back with an
+// empty log.
+TEST(NvrtcCompiler, NvrtcsOwnCacheIsOff) {
+  EXPECT_TRUE(has_option(nvrtc_options(CompileOptions{}), "--no-cache"));
+  CompileOptions ptx;
+  ptx.output = OutputKind::ptx;
+  EXPECT_TRUE(has_option(nvrtc_options(ptx), "--no-cache"));
+}
+
+TEST(NvrtcCompiler, KernelsMissingFromTheReportHaveUnknownFields) {
+  const auto usage = parse_ptxas_report("");
+  EXPECT_TRUE(usage.empty());
+  EXPECT_EQ(ResourceUsage{}, (ResourceUsage{-1, -1, -1, -1, -1, -1}));
+}
+
 TEST(NvrtcCompiler, ParsesAPtxasReport) {
   const char* log =
       "ptxas info    : 0 bytes gmem\n"

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <random>
@@ -137,8 +138,11 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
     std::string error;
   };
   std::vector<Prepared> prepared;
+  // COMFUSE_GPU_CASES=substring narrows the run to matching "workload/label" cases (for debugging one kernel).
+  const char* filter = std::getenv("COMFUSE_GPU_CASES");
   std::vector<Case> runnable;
   for (const Case& c : all) {
+    if (filter != nullptr && (c.workload + "/" + c.label).find(filter) == std::string::npos) continue;
     te::Program program = build(c);
     schedule::FusionPlan plan = schedule::plan_fusion(program);
     Schedule s = c.label.rfind("default", 0) == 0 ? schedule::default_schedule(plan) : c.schedule;
