@@ -2,6 +2,7 @@
 #include "te/expr.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "support/error.h"
@@ -89,8 +90,7 @@ std::string_view reduce_op_name(ReduceOp op) {
 }
 
 Expr::Expr(int value) : node_(std::make_shared<IntImmNode>(DType::i32, value)) {}
-Expr::Expr(double value)
-    : node_(std::make_shared<FloatImmNode>(DType::f32, round_to_dtype(value, DType::f32))) {}
+Expr::Expr(double value) : node_(constant(DType::f32, value).node()) {}
 
 ExprKind Expr::kind() const {
   COMFUSE_CHECK(node_ != nullptr, "kind() of an undefined expression");
@@ -132,7 +132,10 @@ Expr constant(DType dtype, double value) {
       return Expr(std::make_shared<IntImmNode>(DType::i32, static_cast<std::int64_t>(value)));
     case DType::f32:
     case DType::f16:
-    case DType::bf16: return Expr(std::make_shared<FloatImmNode>(dtype, round_to_dtype(value, dtype)));
+    case DType::bf16:
+      // One NaN for all: NaN payloads and signs mean nothing here, and equality and hash compare bits.
+      if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();
+      return Expr(std::make_shared<FloatImmNode>(dtype, round_to_dtype(value, dtype)));
     case DType::boolean:
       throw CompileError("constant " + format_double(value) + " of dtype bool: use a comparison instead");
   }
