@@ -8,12 +8,12 @@
 
 namespace {
 
-struct Run {
+struct CommandResult {
   int code;
   std::string output;
 };
 
-Run run(const std::string& args) {
+CommandResult run(const std::string& args) {
   const std::string command = std::string(COMFUSE_BINARY) + " " + args + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
@@ -25,7 +25,7 @@ Run run(const std::string& args) {
 }
 
 TEST(ComfuseBinary, ShowListSucceeds) {
-  const Run r = run("show --list");
+  const CommandResult r = run("show --list");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("gemm_softcap_softmax"), std::string::npos);
 }
@@ -36,7 +36,7 @@ TEST(ComfuseBinary, UnknownCommandAndWorkloadAreExitCode2) {
 }
 
 TEST(ComfuseBinary, DevicesWithoutGpuIsExitCode3) {
-  const Run r = run("devices");
+  const CommandResult r = run("devices");
   if (r.code == 0) GTEST_SKIP() << "a CUDA device is present: " << r.output;
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_NE(r.output.find("no CUDA device: "), std::string::npos) << r.output;

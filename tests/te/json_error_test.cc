@@ -184,7 +184,7 @@ TEST(JsonError, BuilderErrorsCarryThePath) {
               j["tensors"][3]["body"]["b"] = {{"op", "exp"},
                                               {"value", {{"op", "int"}, {"dtype", "i32"}, {"value", 1}}}};
             }),
-            "program.tensors[3].body.b: exp of a i32 operand: expected a float dtype (insert a cast)");
+            "program.tensors[3].body.b: exp of an i32 operand: expected a float dtype (insert a cast)");
   EXPECT_EQ(error_after([](json& j) { j["tensors"][3]["body"]["a"]["indices"].erase(1); }),
             "program.tensors[3].body.a: tensor 'A' has 2 axes but is read with 1 indices");
   EXPECT_EQ(error_after([](json& j) {

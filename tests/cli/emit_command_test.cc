@@ -1,0 +1,68 @@
+// `comfuse emit` writes readable source carrying its schedule, and a cubin, without a GPU.
+#include "cli/emit_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace comfuse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(EmitCommand, WritesSourceAndCubin) {
+  const fs::path dir = fs::temp_directory_path() / ("comfuse_emit_" + std::to_string(::getpid()));
+  std::ostringstream out, err;
+  const int code = run_emit({"post_rmsnorm", "--shape", "M=100,K=64,N=300", "-o", dir.string()}, out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  std::size_t sources = 0, cubins = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".cu") {
+      ++sources;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      EXPECT_NE(text.str().find("// schedule: {"), std::string::npos);
+      EXPECT_NE(text.str().find("// workload: sha256:"), std::string::npos);
+    }
+    if (entry.path().extension() == ".cubin") {
+      ++cubins;
+      std::ifstream in(entry.path(), std::ios::binary);
+      char magic[4] = {};
+      in.read(magic, 4);
+      EXPECT_EQ(std::string(magic, 4), "\x7f" "ELF");
+    }
+  }
+  EXPECT_EQ(sources, 1u);
+  EXPECT_EQ(cubins, 1u);
+  EXPECT_NE(out.str().find("wrote "), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(EmitCommand, IllegalScheduleIsExitCode2WithTheReason) {
+  const fs::path file = fs::temp_directory_path() / ("comfuse_schedule_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"bm":128,"bn":200,"bk":64,"stages":4,"cluster_n":1,"warp_roles":"cooperative",)"
+                      << R"("reduction":"cta","carried":"l2_stash","raster_group_m":8})";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_emit({"gemm", "--shape", "M=64,K=64,N=400", "--schedule", file.string(), "-o", "/tmp/x"}, out, err), 2);
+  EXPECT_NE(err.str().find("BN=200 is not a multiple of 16"), std::string::npos) << err.str();
+  fs::remove(file);
+}
+
+TEST(EmitCommand, UnfusableWorkloadIsExitCode2) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_emit({"mlp_relu", "--shape", "M=64,K=64,N=64,O=64", "-o", "/tmp/x"}, out, err), 2);
+  EXPECT_NE(err.str().find("back-to-back"), std::string::npos) << err.str();
+}
+
+TEST(EmitCommand, UnknownTargetIsRefused) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_emit({"gemm", "--target", "sm_80", "-o", "/tmp/x"}, out, err), 2);
+  EXPECT_NE(err.str().find("sm_90a"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace comfuse::cli
