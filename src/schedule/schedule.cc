@@ -157,16 +157,29 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     s.bn = a.n >= 256 ? 256 : 128;
     s.stages = 4;
   } else {
-    s.bm = a.m >= 128 * 132 / 2 ? 128 : 64;
     s.bn = 128;
     const std::int64_t n_tiles = ceil_div(a.n, s.bn);
-    const std::int64_t row_blocks = ceil_div(a.m, s.bm);
-    // Enough CTAs to fill the SMs: spread a row's columns over a cluster when there are few row blocks.
-    while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= std::min<std::int64_t>(n_tiles, 8)) s.cluster_n *= 2;
-    s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-    s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
-    if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
-      s.carried = ValueHome::kL2Stash;
+    // Best: a cluster covers whole rows with one tile per CTA, so that values needed after a reduction stay in
+    // registers and nothing is stashed.
+    Schedule one_tile = s;
+    one_tile.bm = 128;
+    one_tile.cluster_n = 1;
+    while (one_tile.cluster_n < n_tiles && one_tile.cluster_n < limits.max_cluster_size) one_tile.cluster_n *= 2;
+    one_tile.reduction = one_tile.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+    one_tile.carried = ValueHome::kRegisters;
+    if (one_tile.cluster_n >= n_tiles && accumulator_registers(plan, one_tile) <= limits.registers_per_consumer_thread - 64) {
+      s = one_tile;
+    } else {
+      // Otherwise each CTA loops over its columns and stashes; spread rows over a cluster when there are few
+      // row blocks, to fill the SMs.
+      s.bm = a.m >= 128 * 132 / 2 ? 128 : 64;
+      const std::int64_t row_blocks = ceil_div(a.m, s.bm);
+      while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= std::min<std::int64_t>(n_tiles, 8)) s.cluster_n *= 2;
+      s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+      s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
+      if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
+        s.carried = ValueHome::kL2Stash;
+      }
     }
     s.stages = 4;
   }
