@@ -2,6 +2,7 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "support/error.h"
 
@@ -160,15 +161,24 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     s.bn = 128;
     const std::int64_t n_tiles = ceil_div(a.n, s.bn);
     // Best: a cluster covers whole rows with one tile per CTA, so that values needed after a reduction stay in
-    // registers and nothing is stashed.
-    Schedule one_tile = s;
-    one_tile.bm = 128;
-    one_tile.cluster_n = 1;
-    while (one_tile.cluster_n < n_tiles && one_tile.cluster_n < limits.max_cluster_size) one_tile.cluster_n *= 2;
-    one_tile.reduction = one_tile.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-    one_tile.carried = ValueHome::kRegisters;
-    if (one_tile.cluster_n >= n_tiles && accumulator_registers(plan, one_tile) <= limits.registers_per_consumer_thread - 64) {
-      s = one_tile;
+    // registers and nothing is stashed. Take the smallest cluster whose tile width is at most 128 columns.
+    std::optional<Schedule> one_tile;
+    for (int cluster = 1; cluster <= limits.max_cluster_size && !one_tile; cluster *= 2) {
+      Schedule candidate = s;
+      candidate.bm = 128;
+      candidate.cluster_n = cluster;
+      candidate.bn = static_cast<int>(ceil_div(ceil_div(a.n, cluster), 16) * 16);
+      candidate.reduction = cluster > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+      candidate.carried = ValueHome::kRegisters;
+      if (candidate.bn > 128 || ceil_div(a.n, candidate.bn) != cluster) continue;
+      try {
+        check_legal(plan, candidate, limits);
+        one_tile = candidate;
+      } catch (const CompileError&) {
+      }
+    }
+    if (one_tile) {
+      s = *one_tile;
     } else {
       // Otherwise each CTA loops over its columns and stashes; spread rows over a cluster when there are few
       // row blocks, to fill the SMs.
