@@ -51,11 +51,9 @@ std::string store_value(te::DType dtype, const std::string& value) {
 
 std::string slot_name(int stage, int index) { return "red" + std::to_string(stage) + "_" + std::to_string(index); }
 
-// Where a thread keeps fragment element i of carried tile c of its current tile: fragment-major, so that the
-// consumer threads of a warp touch consecutive words and every stash access is a full 128-byte line.
-std::string stash_index(const std::string& c) {
-  return "((((size_t)" + c + " * M_BLOCKS * N_TILES + stash_tile) * (BN / 2) + i) * (CONSUMERS * 128) + (threadIdx.x - 128))";
-}
+// Where carried tile c keeps element (grow, gcol): row-major [M, N] per carried tile. A fragment-major layout
+// (consecutive threads on consecutive words) measured slower on the H200 (benchmarks/NOTES.md).
+std::string stash_index(const std::string& c) { return "((size_t)" + c + " * M + grow) * N + gcol"; }
 
 }  // namespace
 
@@ -119,7 +117,7 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
   const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
                                [&](const te::Tensor& t) { return t.same_as(tile); });
   const auto c = std::to_string(it - plan_.carried_tiles.begin());
-  return "stash[" + stash_index(c) + "]";
+  return "(inb ? stash[" + stash_index(c) + "] : 0.0f)";
 }
 
 void EpilogueEmitter::declare_state(CodeStream& out) const {
@@ -183,9 +181,6 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
   out.line("const bool inb = grow < M && gcol < N;");
   out.line("(void)inb;");
-  if (schedule_.carried == ValueHome::kL2Stash && !plan_.carried_tiles.empty()) {
-    out.line("const size_t stash_tile = (size_t)(m0 / BM) * N_TILES + n0 / BN;");
-  }
 
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;
@@ -236,7 +231,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     if (schedule_.carried == ValueHome::kRegisters) {
       if (plan_.role(t) != Role::kAnchor) out.line("carry_" + t.name() + "[i] = " + value + ";");
     } else {
-      out.line("stash[" + stash_index(std::to_string(c)) + "] = " + value + ";");
+      out.line("if (inb) stash[" + stash_index(std::to_string(c)) + "] = " + value + ";");
     }
   }
   out.close();

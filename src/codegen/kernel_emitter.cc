@@ -75,9 +75,7 @@ class KernelEmitter {
     }
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
     if (s_.carried == ValueHome::kL2Stash) {
-      // Whole tiles, fragment-major (see the epilogue's stash_index): tails included.
-      result.stash_bytes = static_cast<std::int64_t>(plan_.carried_tiles.size()) * ceil_div(plan_.anchor.m, s_.bm) *
-                           s_.bm * ceil_div(plan_.anchor.n, s_.bn) * s_.bn * 4;
+      result.stash_bytes = static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m * plan_.anchor.n * 4;
     }
     EpilogueEmitter epilogue(plan_, s_, param_names);
     xslots_ = std::max(1, epilogue.max_reductions_per_stage());
