@@ -158,7 +158,8 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     const std::int64_t n_tiles = ceil_div(a.n, s.bn);
     const std::int64_t row_blocks = ceil_div(a.m, s.bm);
     // Enough CTAs to fill the SMs: spread a row's columns over a cluster when there are few row blocks.
-    while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= std::min<std::int64_t>(n_tiles, 8)) s.cluster_n *= 2;
+    const std::int64_t max_cluster = std::min<std::int64_t>({n_tiles, 8, limits.max_cluster_size});
+    while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= max_cluster) s.cluster_n *= 2;
     s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
     s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
     if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
