@@ -87,7 +87,7 @@ class KernelEmitter {
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      result.launch.grid_x = static_cast<int>(ceil_div(m_blocks * n_tiles, 2));
+      result.launch.grid_x = static_cast<int>(m_blocks * ceil_div(n_tiles, 2));
     } else {
       result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
     }
@@ -150,12 +150,13 @@ class KernelEmitter {
     out.line("return first_tile + t * stride;");
     out.close();
     out.close(";");
-    out.open("__device__ __forceinline__ void raster(int linear, int& m_block, int& n_tile)");
-    out.line("const int group = linear / (GROUP_M * N_TILES);");
+    out.line("// The linear-th (row block, column unit) of M_BLOCKS x n_units, row blocks fastest within groups of GROUP_M.");
+    out.open("__device__ __forceinline__ void raster(int linear, int n_units, int& m_block, int& n_unit)");
+    out.line("const int group = linear / (GROUP_M * n_units);");
     out.line("const int first_m = group * GROUP_M;");
     out.line("const int group_size = min(M_BLOCKS - first_m, GROUP_M);");
-    out.line("m_block = first_m + (linear % (GROUP_M * N_TILES)) % group_size;");
-    out.line("n_tile = (linear % (GROUP_M * N_TILES)) / group_size;");
+    out.line("m_block = first_m + (linear % (GROUP_M * n_units)) % group_size;");
+    out.line("n_unit = (linear % (GROUP_M * n_units)) / group_size;");
     out.close();
     out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
     out.line("TileSequence seq;");
@@ -166,19 +167,16 @@ class KernelEmitter {
       out.line("seq.stride = CLUSTER_N;");
       out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      out.line("// Two consecutive tiles of the rasterised order, one per consumer warpgroup (same row block");
-      out.line("// within a raster group when N_TILES > 1).");
-      out.line("int n_tile;");
-      out.line("raster(2 * blockIdx.x, seq.m_block, n_tile);");
-      out.line("int m_second, n_second;");
-      out.line("const bool has_second = 2 * blockIdx.x + 1 < M_BLOCKS * N_TILES;");
-      out.line("if (has_second) raster(2 * blockIdx.x + 1, m_second, n_second);");
-      out.line("seq.first_tile = n_tile;");
-      out.line("seq.stride = has_second && m_second == seq.m_block ? n_second - n_tile : 0;");
-      out.line("seq.count = has_second && m_second == seq.m_block ? 2 : 1;");
+      out.line("// Two adjacent column tiles of one row block, one per consumer warpgroup; the pairs are rasterised");
+      out.line("// like single tiles. The last pair of an odd N_TILES has one tile.");
+      out.line("int pair;");
+      out.line("raster(blockIdx.x, (N_TILES + 1) / 2, seq.m_block, pair);");
+      out.line("seq.first_tile = 2 * pair;");
+      out.line("seq.stride = 1;");
+      out.line("seq.count = min(2, N_TILES - 2 * pair);");
     } else {
       out.line("int n_tile;");
-      out.line("raster(blockIdx.x, seq.m_block, n_tile);");
+      out.line("raster(blockIdx.x, N_TILES, seq.m_block, n_tile);");
       out.line("seq.first_tile = n_tile;");
       out.line("seq.stride = 1;");
       out.line("seq.count = 1;");
@@ -298,7 +296,13 @@ class KernelEmitter {
     out.open("for (int t = 0; t < tiles.count; ++t)");
     if (ping_pong) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
     out.line("const int n0 = tiles.n_tile(t) * BN;");
+    if (ping_pong) {
+      // The ring's barriers are waited on by phase parity: the second warpgroup may only wait on a stage once
+      // the first has consumed that stage's earlier fill, so the mainloops take turns (the epilogues overlap).
+      out.line("if (t > 0) named_barrier_sync(1, 256);  // the other warpgroup's mainloop is done with the ring");
+    }
     mainloop(out);
+    if (ping_pong) out.line("if (t + 1 < tiles.count) named_barrier_arrive(1, 256);");
     epilogue.element_loop(out, 0);
     out.close();
     epilogue.end_stage(out, 0);
