@@ -24,9 +24,10 @@ const te::ReadNode* read_through_cast(const Expr& e) {
 bool is_var(const Expr& e, const te::VarNode* var) { return e.kind() == ExprKind::kVar && e.as<te::VarNode>() == var; }
 
 // Recognises out[i0, i1] = sum_k A[i0, k] * B[i1, k] (or B[k, i1]); factors may be cast. Returns nothing when
-// the compute is no contraction at all.
+// the compute is no contraction at all. A rank-1 sum of a product (a weighted row sum, sum(x * x)) is a row
+// reduction of the epilogue, not a contraction.
 std::optional<Anchor> match_contraction(const Tensor& t) {
-  if (t.is_placeholder()) return std::nullopt;
+  if (t.is_placeholder() || t.shape().size() < 2) return std::nullopt;
   const auto* reduce = t->body.as<te::ReduceNode>();
   if (reduce == nullptr || reduce->op != te::ReduceOp::kSum || reduce->axes.size() != 1) return std::nullopt;
   const auto* mul = reduce->body.as<te::BinaryNode>();

@@ -39,6 +39,22 @@ constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+void count_reductions(const te::Expr& e, int& count) {
+  if (e.kind() == te::ExprKind::kReduce) ++count;
+  te::for_each_child(e, [&](const te::Expr& child) { count_reductions(child, count); });
+}
+
+// The most reduce nodes ending any one stage: the slots of the cluster exchange.
+int row_reductions_per_stage(const FusionPlan& plan) {
+  int most = 1;
+  for (const Stage& stage : plan.stages) {
+    int count = 0;
+    for (const te::Tensor& t : stage.reductions) count_reductions(t->body, count);
+    most = std::max(most, count);
+  }
+  return most;
+}
+
 }  // namespace
 
 std::string_view warp_roles_name(WarpRoles roles) {
@@ -65,11 +81,13 @@ std::string_view value_home_name(ValueHome home) {
   return "?";
 }
 
-std::int64_t Schedule::shared_memory_bytes() const {
+std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t ring = static_cast<std::int64_t>(stages) * (bm + bn) * bk * 2;
   const std::int64_t barriers = 2 * 8 * stages + 64;
-  // Row partials: one float per row per consumer warpgroup, and per cluster peer for DSMEM exchange.
-  const std::int64_t reduction_scratch = static_cast<std::int64_t>(4) * bm * std::max(consumer_warpgroups(), cluster_n) * 2;
+  // Row partials, double-buffered: one float per row per consumer warpgroup, and per cluster peer and
+  // reduction for the DSMEM exchange.
+  const std::int64_t slots = std::max(consumer_warpgroups(), cluster_n * std::max(1, row_reductions));
+  const std::int64_t reduction_scratch = static_cast<std::int64_t>(4) * bm * slots * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + barriers + reduction_scratch;
 }
 
@@ -143,8 +161,9 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
          std::to_string(plan.carried_tiles.size()) + " carried tiles) leave too few of the " +
          std::to_string(limits.registers_per_consumer_thread) + " for the epilogue");
   }
-  if (s.shared_memory_bytes() > limits.max_shared_memory_per_block) {
-    fail(std::to_string(s.shared_memory_bytes()) + " bytes of shared memory (stages=" + std::to_string(s.stages) +
+  const std::int64_t shared_bytes = s.shared_memory_bytes(row_reductions_per_stage(plan));
+  if (shared_bytes > limits.max_shared_memory_per_block) {
+    fail(std::to_string(shared_bytes) + " bytes of shared memory (stages=" + std::to_string(s.stages) +
          ", BM=" + std::to_string(s.bm) + ", BN=" + std::to_string(s.bn) + ") exceed the target's " +
          std::to_string(limits.max_shared_memory_per_block));
   }
@@ -184,7 +203,8 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
       // row blocks, to fill the SMs.
       s.bm = a.m >= 128 * 132 / 2 ? 128 : 64;
       const std::int64_t row_blocks = ceil_div(a.m, s.bm);
-      while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= std::min<std::int64_t>(n_tiles, 8)) s.cluster_n *= 2;
+      const std::int64_t max_cluster = std::min<std::int64_t>({n_tiles, 8, limits.max_cluster_size});
+      while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= max_cluster) s.cluster_n *= 2;
       s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
       s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
       if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
@@ -193,7 +213,8 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     }
     s.stages = 4;
   }
-  while (s.shared_memory_bytes() > limits.max_shared_memory_per_block && s.stages > 2) --s.stages;
+  const int row_reductions = row_reductions_per_stage(plan);
+  while (s.shared_memory_bytes(row_reductions) > limits.max_shared_memory_per_block && s.stages > 2) --s.stages;
   check_legal(plan, s, limits);
   return s;
 }

@@ -43,8 +43,10 @@ struct Schedule {
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
-  /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch.
-  std::int64_t shared_memory_bytes() const;
+  /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
+  /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per reduction
+  /// per peer; values below 1 count as 1). check_legal passes the plan's count.
+  std::int64_t shared_memory_bytes(int row_reductions = 1) const;
 
   bool operator==(const Schedule&) const = default;
 };

@@ -1,0 +1,222 @@
+// Every suite workload and a few operators written in the DSL, under a spread of legal schedules at reduced
+// and odd shapes, compile with NVRTC to an sm_90a cubin (no GPU needed). Each test compiles its kernels on
+// two threads, one nvrtcProgram per thread.
+#include <nvrtc.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "codegen/kernel_source.h"
+#include "codegen/test_programs.h"
+#include "support/error.h"
+
+namespace comfuse::codegen {
+namespace {
+
+using schedule::FusionPlan;
+using schedule::ReductionPlacement;
+using schedule::Schedule;
+using schedule::ValueHome;
+using schedule::WarpRoles;
+
+const std::string kKey = "sha256:5eed00000000000000000000000000000000000000000000000000000000cafe";
+
+struct Knobs {
+  int bm = 128, bn = 128, stages = 4, cluster_n = 1;
+  WarpRoles roles = WarpRoles::kCooperative;
+  ValueHome carried = ValueHome::kRegisters;
+  int raster_group_m = 8;
+};
+
+Schedule make_schedule(const Knobs& k) {
+  Schedule s;
+  s.bm = k.bm;
+  s.bn = k.bn;
+  s.stages = k.stages;
+  s.cluster_n = k.cluster_n;
+  s.warp_roles = k.roles;
+  s.reduction = k.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+  s.carried = k.carried;
+  s.raster_group_m = k.raster_group_m;
+  return s;
+}
+
+struct Shape {
+  std::int64_t m, k, n;
+};
+
+struct Case {
+  std::string what;
+  te::Program program;
+  std::optional<Knobs> knobs;  // the plan's default schedule when absent
+};
+
+struct Outcome {
+  bool ok = false;
+  std::size_t cubin_bytes = 0;
+  bool has_entry_point = false;
+  std::string message;  // log and source head on failure
+};
+
+std::string head_of(const std::string& source, int lines) {
+  std::istringstream in(source);
+  std::string line, head;
+  for (int i = 0; i < lines && std::getline(in, line); ++i) head += line + "\n";
+  return head;
+}
+
+Outcome compile(const KernelSource& kernel) {
+  Outcome outcome;
+  nvrtcProgram program = nullptr;
+  nvrtcResult result =
+      nvrtcCreateProgram(&program, kernel.source.c_str(), (kernel.name + ".cu").c_str(), 0, nullptr, nullptr);
+  if (result != NVRTC_SUCCESS) {
+    outcome.message = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(result);
+    return outcome;
+  }
+  const char* options[] = {"--gpu-architecture=sm_90a", "-std=c++17", "-default-device"};
+  result = nvrtcCompileProgram(program, 3, options);
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(program, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 0) nvrtcGetProgramLog(program, log.data());
+  if (result == NVRTC_SUCCESS && nvrtcGetCUBINSize(program, &outcome.cubin_bytes) == NVRTC_SUCCESS &&
+      outcome.cubin_bytes > 0) {
+    std::string cubin(outcome.cubin_bytes, '\0');
+    nvrtcGetCUBIN(program, cubin.data());
+    outcome.has_entry_point = cubin.find(kernel.name) != std::string::npos;
+    outcome.ok = true;
+  } else {
+    outcome.message = std::string("NVRTC: ") + nvrtcGetErrorString(result) + "\n--- log ---\n" + log +
+                      "\n--- source head ---\n" + head_of(kernel.source, 40);
+  }
+  nvrtcDestroyProgram(&program);
+  return outcome;
+}
+
+// Plans, schedules and emits each case here (errors are reported per case), then compiles on two threads.
+void compile_all(const std::vector<Case>& cases) {
+  std::vector<KernelSource> kernels;
+  std::vector<std::string> names;
+  for (const Case& c : cases) {
+    try {
+      const FusionPlan plan = schedule::plan_fusion(c.program);
+      const Schedule s = c.knobs ? make_schedule(*c.knobs) : schedule::default_schedule(plan);
+      kernels.push_back(emit_kernel(plan, s, kKey));
+      names.push_back(c.what + " [" + schedule::to_string(s) + "]");
+      EXPECT_LE(kernels.back().launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block)
+          << names.back();
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << c.what << ": " << error.what();
+    }
+  }
+  std::vector<Outcome> outcomes(kernels.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < kernels.size(); i = next++) outcomes[i] = compile(kernels[i]);
+  };
+  std::thread second(worker);
+  worker();
+  second.join();
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_TRUE(outcomes[i].ok) << names[i] << "\n" << outcomes[i].message;
+    if (!outcomes[i].ok) continue;
+    EXPECT_GT(outcomes[i].cubin_bytes, 0u) << names[i];
+    EXPECT_TRUE(outcomes[i].has_entry_point) << names[i] << ": no '" << kernels[i].name << "' in the cubin";
+  }
+}
+
+te::Program workload(const std::string& name, Shape s) {
+  return test_programs::workload(name, s.m, s.k, s.n);
+}
+
+constexpr Shape kReduced{256, 128, 512};
+constexpr Shape kOdd{127, 72, 257};
+constexpr Shape kTiny{1, 40, 1000};
+
+TEST(KernelCompile, GemmAndGemmBiasRelu) {
+  compile_all({
+      {"gemm reduced", workload("gemm", kReduced), std::nullopt},
+      {"gemm odd ping-pong", workload("gemm", kOdd),
+       Knobs{.bm = 64, .bn = 128, .stages = 3, .roles = WarpRoles::kPingPong, .raster_group_m = 1}},
+      {"gemm tiny", workload("gemm", kTiny), Knobs{.bm = 64, .bn = 64, .stages = 2}},
+      {"gemm_bias_relu reduced", workload("gemm_bias_relu", kReduced),
+       Knobs{.bm = 64, .bn = 256, .stages = 5}},
+      {"gemm_bias_relu odd ping-pong", workload("gemm_bias_relu", kOdd),
+       Knobs{.bm = 64, .bn = 256, .stages = 4, .roles = WarpRoles::kPingPong}},
+      {"gemm_bias_relu tiny", workload("gemm_bias_relu", kTiny), Knobs{.bm = 128, .bn = 128, .stages = 2}},
+  });
+}
+
+TEST(KernelCompile, PostLayerNorm) {
+  compile_all({
+      {"reduced default", workload("post_layernorm", kReduced), std::nullopt},
+      {"odd cluster 4", workload("post_layernorm", kOdd),
+       Knobs{.bm = 64, .bn = 64, .stages = 5, .cluster_n = 4, .carried = ValueHome::kL2Stash}},
+      {"tiny cluster 8 registers", workload("post_layernorm", kTiny),
+       Knobs{.bm = 64, .bn = 128, .cluster_n = 8}},
+      {"reduced cta", workload("post_layernorm", kReduced),
+       Knobs{.bm = 128, .bn = 256, .stages = 3, .carried = ValueHome::kL2Stash}},
+  });
+}
+
+TEST(KernelCompile, PostRmsNormAndLayerNormRelu) {
+  compile_all({
+      {"post_rmsnorm odd cta", workload("post_rmsnorm", kOdd),
+       Knobs{.bm = 128, .bn = 64, .stages = 5, .carried = ValueHome::kL2Stash}},
+      {"post_rmsnorm reduced cluster 4 registers", workload("post_rmsnorm", kReduced),
+       Knobs{.bm = 128, .bn = 128, .cluster_n = 4}},
+      {"post_rmsnorm tiny", workload("post_rmsnorm", kTiny), std::nullopt},
+      {"gemm_layernorm_relu reduced cluster 2", workload("gemm_layernorm_relu", kReduced),
+       Knobs{.bm = 128, .bn = 128, .stages = 5, .cluster_n = 2, .carried = ValueHome::kL2Stash}},
+      {"gemm_layernorm_relu odd", workload("gemm_layernorm_relu", kOdd), std::nullopt},
+      {"gemm_layernorm_relu small cta registers", workload("gemm_layernorm_relu", Shape{64, 64, 64}),
+       Knobs{.bm = 64, .bn = 64, .stages = 2}},
+  });
+}
+
+TEST(KernelCompile, GemmGeluLayerNorm) {
+  compile_all({
+      {"reduced", workload("gemm_gelu_layernorm", kReduced), std::nullopt},
+      {"odd cta", workload("gemm_gelu_layernorm", kOdd),
+       Knobs{.bm = 128, .bn = 128, .stages = 3, .carried = ValueHome::kL2Stash}},
+  });
+}
+
+TEST(KernelCompile, Softmaxes) {
+  compile_all({
+      {"gemm_softmax reduced cluster 4", workload("gemm_softmax", kReduced),
+       Knobs{.bm = 128, .bn = 128, .cluster_n = 4, .carried = ValueHome::kL2Stash}},
+      {"gemm_softmax small cta registers", workload("gemm_softmax", Shape{64, 64, 64}),
+       Knobs{.bm = 64, .bn = 64, .stages = 2}},
+      {"gemm_softmax odd", workload("gemm_softmax", kOdd), std::nullopt},
+      {"gemm_softmax tiny", workload("gemm_softmax", kTiny), std::nullopt},
+      {"gemm_softcap_softmax reduced", workload("gemm_softcap_softmax", kReduced), std::nullopt},
+      {"gemm_softcap_softmax odd cluster 4", workload("gemm_softcap_softmax", kOdd),
+       Knobs{.bm = 64, .bn = 64, .stages = 3, .cluster_n = 4, .carried = ValueHome::kL2Stash}},
+      {"gemm_softcap_softmax tiny cta", workload("gemm_softcap_softmax", kTiny),
+       Knobs{.bm = 64, .bn = 64, .stages = 2, .carried = ValueHome::kL2Stash}},
+  });
+}
+
+TEST(KernelCompile, OperatorsWrittenInTheDsl) {
+  compile_all({
+      {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},
+      {"silu / row max |x| cluster 4 registers", test_programs::silu_row_max(96, 64, 200),
+       Knobs{.bm = 128, .bn = 64, .cluster_n = 4}},
+      {"row values and three outputs", test_programs::row_value_outputs(127, 72, 257), std::nullopt},
+      {"five reductions in one stage, cluster 4", test_programs::five_row_reductions(256, 64, 1024),
+       Knobs{.bm = 128, .bn = 128, .cluster_n = 4, .carried = ValueHome::kL2Stash}},
+      {"row sums only", test_programs::row_sums(100, 64, 300), std::nullopt},
+      {"causal softmax f16", test_programs::masked_softmax_f16(127, 72, 257), std::nullopt},
+      {"gemm + bias + gelu_erf f16, BN 48", test_programs::gemm_bias_gelu_f16(127, 72, 257),
+       Knobs{.bm = 128, .bn = 48, .stages = 6}},
+  });
+}
+
+}  // namespace
+}  // namespace comfuse::codegen

@@ -1,0 +1,243 @@
+// Illegal schedules and malformed schedule JSON: each CompileError message asserted.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "schedule/schedule.h"
+#include "support/error.h"
+#include "te/ops.h"
+#include "te/workloads.h"
+
+namespace comfuse::schedule {
+namespace {
+
+FusionPlan plan_of(const std::string& workload, std::int64_t m, std::int64_t k, std::int64_t n) {
+  return plan_fusion(te::build_workload(workload, {{"M", m}, {"K", k}, {"N", n}}));
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const CompileError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+std::string legality_error(const FusionPlan& plan, const std::function<void(Schedule&)>& edit,
+                           const TargetLimits& limits = {}) {
+  Schedule s;
+  edit(s);
+  return error_of([&] { check_legal(plan, s, limits); });
+}
+
+struct Plans {
+  FusionPlan gemm = plan_of("gemm", 256, 128, 512);
+  FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+};
+
+TEST(ScheduleErrors, TileShape) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bk = 32; }),
+            "schedule for 'mm': BK=32 is not 64 (one 128-byte swizzle row of bf16)");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bn = 200; }),
+            "schedule for 'mm': BN=200 is not a multiple of 16 in [16, 256]");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bn = 272; }),
+            "schedule for 'mm': BN=272 is not a multiple of 16 in [16, 256]");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bn = 0; }),
+            "schedule for 'mm': BN=0 is not a multiple of 16 in [16, 256]");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bm = 192; }),
+            "schedule for 'mm': BM=192 is neither 64 nor 128 (64 rows per consumer warpgroup)");
+  EXPECT_EQ(
+      legality_error(p.gemm,
+                     [](Schedule& s) {
+                       s.bm = 128;
+                       s.warp_roles = WarpRoles::kPingPong;
+                     }),
+      "schedule for 'mm': BM=128 with ping-pong warp roles: each warpgroup owns the same 64 rows, so BM=64");
+}
+
+TEST(ScheduleErrors, PipelineAndCluster) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.stages = 1; }),
+            "schedule for 'mm': stages=1 is outside [2, 8]");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.stages = 9; }),
+            "schedule for 'mm': stages=9 is outside [2, 8]");
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.cluster_n = 3;
+                             s.reduction = ReductionPlacement::kCluster;
+                           }),
+            "schedule for 'mm': cluster_n=3 is not 1, 2, 4 or 8");
+  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.cluster_n = 16; }),
+            "schedule for 'mm': cluster_n=16 is not 1, 2, 4 or 8");
+  TargetLimits small_clusters;
+  small_clusters.max_cluster_size = 2;
+  EXPECT_EQ(legality_error(
+                p.ln,
+                [](Schedule& s) {
+                  s.cluster_n = 4;
+                  s.reduction = ReductionPlacement::kCluster;
+                },
+                small_clusters),
+            "schedule for 'mm': cluster_n=4 exceeds the target's cluster limit 2");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.raster_group_m = 0; }),
+            "schedule for 'mm': raster_group_m=0 is outside [1, 64]");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.raster_group_m = 65; }),
+            "schedule for 'mm': raster_group_m=65 is outside [1, 64]");
+}
+
+TEST(ScheduleErrors, Operands) {
+  const FusionPlan k40 = plan_of("gemm", 64, 44, 64);
+  EXPECT_EQ(
+      legality_error(k40, [](Schedule&) {}),
+      "schedule for 'mm': K=44 is not a multiple of 8: the operand rows must be 16-byte aligned for TMA");
+  const te::Tensor X = te::placeholder({64, 32}, te::DType::bf16, "X");
+  const te::Tensor B = te::placeholder({32, 48}, te::DType::bf16, "B");
+  const FusionPlan row_major =
+      plan_fusion(te::Program({X, B}, {te::matmul(X, B, te::BLayout::kRowMajor, "C")}));
+  EXPECT_EQ(legality_error(row_major, [](Schedule&) {}),
+            "schedule for 'C': operand 'B' is [K, N]: this code generator takes B as [N, K]");
+}
+
+TEST(ScheduleErrors, ReductionPlacement) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.reduction = ReductionPlacement::kCluster;
+                             s.carried = ValueHome::kL2Stash;
+                           }),
+            "schedule for 'mm': cluster reduction placement with cluster_n=1: use placement 'cta' or a "
+            "cluster of 2 "
+            "or more");
+  EXPECT_EQ(
+      legality_error(p.ln, [](Schedule& s) { s.cluster_n = 2; }),
+      "schedule for 'mm': CTA reduction placement with cluster_n=2: clusters split rows' columns only with "
+      "placement 'cluster'");
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.bn = 256;
+                             s.cluster_n = 4;
+                             s.reduction = ReductionPlacement::kCluster;
+                           }),
+            "schedule for 'mm': cluster_n=4 exceeds the 2 column tiles of N=512 at BN=256");
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.bm = 64;
+                             s.warp_roles = WarpRoles::kPingPong;
+                             s.carried = ValueHome::kL2Stash;
+                           }),
+            "schedule for 'mm': ping-pong warp roles with row reductions: the reductions of this plan run "
+            "cooperatively");
+}
+
+TEST(ScheduleErrors, CarriedTilesInRegisters) {
+  const Plans p;
+  EXPECT_EQ(
+      legality_error(p.ln, [](Schedule&) {}),
+      "schedule for 'mm': carried tiles in registers need one column tile per CTA, but N=512 at BN=128 and "
+      "cluster_n=1 gives 4: use carried=l2_stash");
+  EXPECT_EQ(
+      legality_error(p.ln,
+                     [](Schedule& s) {
+                       s.cluster_n = 2;
+                       s.reduction = ReductionPlacement::kCluster;
+                     }),
+      "schedule for 'mm': carried tiles in registers need one column tile per CTA, but N=512 at BN=128 and "
+      "cluster_n=2 gives 2: use carried=l2_stash");
+}
+
+TEST(ScheduleErrors, Budgets) {
+  // One column tile of 256 plus one carried tile in registers: 256 accumulator registers.
+  const FusionPlan rms = plan_of("post_rmsnorm", 256, 128, 256);
+  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.bn = 256; }),
+            "schedule for 'mm': 256 accumulator registers per thread (BN=256, 1 carried tiles) leave too few "
+            "of the "
+            "232 for the epilogue");
+  const Plans p;
+  EXPECT_EQ(legality_error(p.gemm,
+                           [](Schedule& s) {
+                             s.bn = 256;
+                             s.stages = 5;
+                           }),
+            "schedule for 'mm': 248976 bytes of shared memory (stages=5, BM=128, BN=256) exceed the target's "
+            "232448");
+  // Five reductions end stage 0: the cluster exchange of 8 peers needs 5 slots per row, which the same
+  // schedule without them would not.
+  const te::Tensor X = te::placeholder({256, 64}, te::DType::bf16, "X");
+  const te::Tensor W = te::placeholder({2048, 64}, te::DType::bf16, "W");
+  const te::Tensor mm = te::matmul(X, W, te::BLayout::kColMajor, "mm");
+  std::vector<te::Var> c;
+  for (int r = 0; r < 5; ++r) c.push_back(te::reduce_axis(2048, "c" + std::to_string(r)));
+  const te::Tensor stats = te::compute(
+      {256},
+      [&](te::Var i) {
+        return te::sum(mm(i, c[0]), {c[0]}) + te::max_reduce(mm(i, c[1]), {c[1]}) +
+               te::min_reduce(mm(i, c[2]), {c[2]}) + te::sum(mm(i, c[3]), {c[3]}) +
+               te::sum(mm(i, c[4]), {c[4]});
+      },
+      "stats");
+  const te::Tensor out = te::compute(
+      {256, 2048}, [&](te::Var i, te::Var j) { return mm(i, j) - stats(i); }, "out");
+  const FusionPlan five = plan_fusion(te::Program({X, W}, {out}));
+  auto big_cluster = [](Schedule& s) {
+    s.bn = 256;
+    s.cluster_n = 8;
+    s.reduction = ReductionPlacement::kCluster;
+    s.carried = ValueHome::kL2Stash;
+  };
+  EXPECT_EQ(legality_error(five, big_cluster),
+            "schedule for 'mm': 238720 bytes of shared memory (stages=4, BM=128, BN=256) exceed the target's "
+            "232448");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 64, 2048), big_cluster), "(no error)");
+  TargetLimits small;
+  small.max_shared_memory_per_block = 100 * 1024;
+  EXPECT_EQ(legality_error(
+                p.gemm, [](Schedule&) {}, small),
+            "schedule for 'mm': 134272 bytes of shared memory (stages=4, BM=128, BN=128) exceed the target's "
+            "102400");
+}
+
+TEST(ScheduleJsonErrors, Fields) {
+  const nlohmann::json good = to_json(Schedule{});
+  auto parse_error = [](const nlohmann::json& json) { return error_of([&] { schedule_from_json(json); }); };
+  nlohmann::json j = good;
+  j["split_k"] = 2;
+  EXPECT_EQ(parse_error(j), "schedule: unknown field 'split_k'");
+  j = good;
+  j.erase("stages");
+  EXPECT_EQ(parse_error(j), "schedule: missing field 'stages'");
+  j = good;
+  j.erase("carried");
+  EXPECT_EQ(parse_error(j), "schedule: missing field 'carried'");
+  j = good;
+  j["bn"] = "128";
+  EXPECT_EQ(parse_error(j), "schedule.bn: expected an integer");
+  j = good;
+  j["bn"] = 128.5;
+  EXPECT_EQ(parse_error(j), "schedule.bn: expected an integer");
+  j = good;
+  j["cluster_n"] = 1LL << 40;
+  EXPECT_EQ(parse_error(j), "schedule.cluster_n: 1099511627776 is out of range");
+  j = good;
+  j["warp_roles"] = 1;
+  EXPECT_EQ(parse_error(j), "schedule.warp_roles: expected a string");
+  j = good;
+  j["warp_roles"] = "pingpong";
+  EXPECT_EQ(parse_error(j), "schedule.warp_roles: unknown value 'pingpong' (valid: cooperative, ping_pong)");
+  j = good;
+  j["reduction"] = "grid";
+  EXPECT_EQ(parse_error(j), "schedule.reduction: unknown value 'grid' (valid: cta, cluster)");
+  j = good;
+  j["carried"] = "shared";
+  EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'shared' (valid: registers, l2_stash)");
+  EXPECT_EQ(parse_error(nlohmann::json::array()), "schedule: expected an object");
+  // The caller's path prefixes every message.
+  j = good;
+  j["bk"] = nullptr;
+  EXPECT_EQ(error_of([&] { schedule_from_json(j, "record[3].schedule"); }),
+            "record[3].schedule.bk: expected an integer");
+}
+
+}  // namespace
+}  // namespace comfuse::schedule
