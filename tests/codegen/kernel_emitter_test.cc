@@ -111,30 +111,30 @@ TEST(KernelEmitter, LaunchConfiguration) {
   Schedule rms_cta = cluster_schedule(128, 64, 1, ValueHome::kL2Stash);
   rms_cta.stages = 5;
   const Case cases[] = {
-      // 2 x 2 tiles of 128 x 256; 4 stages of (128 + 256) x 64 bf16 = 196608 ring bytes, 10 barriers.
-      {"gemm", plan_of("gemm", 256, 128, 512), gemm_default, {4, 384, 1, 1024 + 196608 + 80}},
+      // 2 x 2 tiles of 128 x 256; 4 stages of (128 + 256) x 64 bf16 = 196608 ring bytes, 12 barriers (ring, exchange, ping-pong order).
+      {"gemm", plan_of("gemm", 256, 128, 512), gemm_default, {4, 384, 1, 1024 + 196608 + 96}},
       // 4 x 4 tiles of 64 x 128, two per CTA.
-      {"gemm ping-pong", plan_of("gemm", 256, 128, 512), ping_pong, {8, 384, 1, 1024 + 4 * 192 * 128 + 80}},
+      {"gemm ping-pong", plan_of("gemm", 256, 128, 512), ping_pong, {8, 384, 1, 1024 + 4 * 192 * 128 + 96}},
       // 2 row blocks x 2 pairs of column tiles (3 tiles: the last pair has one).
       {"gemm odd ping-pong",
        plan_of("gemm", 127, 72, 257),
        ping_pong,
-       {4, 384, 1, 1024 + 4 * 192 * 128 + 80}},
+       {4, 384, 1, 1024 + 4 * 192 * 128 + 96}},
       // 2 row blocks x a cluster of 2; exchange buffer 2 rounds x 2 peers x 1 slot x 64 rows of f32.
       {"post_layernorm odd",
        plan_of("post_layernorm", 127, 72, 257),
        cluster_schedule(64, 128, 2, ValueHome::kL2Stash),
-       {4, 256, 2, 1024 + 4 * 192 * 128 + 80 + 2 * 2 * 64 * 4}},
+       {4, 256, 2, 1024 + 4 * 192 * 128 + 96 + 2 * 2 * 64 * 4}},
       // 64 row blocks x a cluster of 4.
       {"gemm_softmax suite",
        plan_of("gemm_softmax", 4096, 1024, 8192),
        cluster_schedule(64, 128, 4, ValueHome::kL2Stash),
-       {256, 256, 4, 1024 + 4 * 192 * 128 + 80 + 2 * 4 * 64 * 4}},
+       {256, 256, 4, 1024 + 4 * 192 * 128 + 96 + 2 * 4 * 64 * 4}},
       // CTA placement: one CTA per row block, no cluster, no exchange buffer.
       {"post_rmsnorm cta",
        plan_of("post_rmsnorm", 1000, 64, 512),
        rms_cta,
-       {8, 384, 1, 1024 + 5 * 192 * 128 + 96}},
+       {8, 384, 1, 1024 + 5 * 192 * 128 + 112}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -251,11 +251,11 @@ TEST(KernelEmitter, PingPongPairsColumnTilesAndTakesTurnsOnTheRing) {
   EXPECT_EQ(kernel.launch.grid_x, 16 * 4);  // 16 row blocks x 4 pairs of the 8 column tiles
   // K=4096 is 64 K blocks through a ring of 4 stages: the second warpgroup waits for the first to finish its
   // mainloop before waiting on the ring's barriers by parity.
-  EXPECT_TRUE(contains(kernel.source, "if (t > 0) named_barrier_sync(1, 256);"));
-  EXPECT_TRUE(contains(kernel.source, "if (t + 1 < tiles.count) named_barrier_arrive(1, 256);"));
+  EXPECT_TRUE(contains(kernel.source, "if (t > 0) mbar_wait(order, (t - 1) & 1);"));
+  EXPECT_TRUE(contains(kernel.source, "if ((threadIdx.x & 127) == 0) mbar_arrive(order);"));
   // Cooperative kernels have neither.
   const KernelSource cooperative = emit_kernel(gemm, Schedule{}, kKey);
-  EXPECT_FALSE(contains(cooperative.source, "named_barrier_sync(1"));
+  EXPECT_FALSE(contains(cooperative.source, "mbar_wait(order"));
   EXPECT_TRUE(contains(cooperative.source, "raster(blockIdx.x, N_TILES, seq.m_block, n_tile);"));
 }
 

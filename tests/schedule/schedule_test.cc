@@ -77,7 +77,7 @@ TEST(DefaultSchedule, PinnedChoices) {
        "raster_group_m=8"},
       {"post_layernorm",
        {16384, 1024, 1024},
-       "BM=128 BN=128 BK=64 stages=4 cluster_n=2 cooperative reduction=cluster carried=l2_stash "
+       "BM=128 BN=128 BK=64 stages=4 cluster_n=8 cooperative reduction=cluster carried=registers "
        "raster_group_m=8"},
       {"post_rmsnorm",
        {4096, 4096, 32000},
@@ -85,16 +85,16 @@ TEST(DefaultSchedule, PinnedChoices) {
        "raster_group_m=8"},
       {"gemm_layernorm_relu",
        {1, 40, 1000},
-       "BM=64 BN=128 BK=64 stages=4 cluster_n=8 cooperative reduction=cluster carried=registers "
+       "BM=128 BN=128 BK=64 stages=4 cluster_n=8 cooperative reduction=cluster carried=registers "
        "raster_group_m=8"},
       {"gemm_softmax",
        {127, 72, 257},
-       "BM=64 BN=128 BK=64 stages=4 cluster_n=2 cooperative reduction=cluster carried=l2_stash "
+       "BM=128 BN=80 BK=64 stages=4 cluster_n=4 cooperative reduction=cluster carried=registers "
        "raster_group_m=8"},
-      // One column tile: a CTA owns whole rows and no cluster is needed.
+      // One column tile: a CTA owns whole rows and no cluster is needed; the tile is as wide as the row.
       {"post_rmsnorm",
        {64, 64, 64},
-       "BM=64 BN=128 BK=64 stages=4 cluster_n=1 cooperative reduction=cta carried=registers "
+       "BM=128 BN=64 BK=64 stages=4 cluster_n=1 cooperative reduction=cta carried=registers "
        "raster_group_m=8"},
   };
   for (const auto& c : cases) {
