@@ -1,5 +1,6 @@
 // Times comfuse's fused kernel for every suite row and cuBLAS GEMM alone on the same shapes, in one process
-// with CUPTI; checks every fused kernel against the CPU reference first. Writes a JSON file and prints a table.
+// with CUPTI; checks every fused kernel against the CPU reference first. Writes a JSON file and prints a
+// table.
 //
 //   bench_suite OUT.json [--repeats N] [--only WORKLOAD]
 #include <atomic>
@@ -103,16 +104,18 @@ int run(int argc, char** argv) {
   const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);
 
   nlohmann::json workloads = nlohmann::json::array();
-  std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm", "residual",
-              "TFLOP/s", "rel_err");
+  std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm",
+              "residual", "TFLOP/s", "rel_err");
   for (std::size_t index = 0; index < rows.size(); ++index) {
     Row& row = rows[index];
     nlohmann::json record = {{"name", row.name}, {"workload", row.entry.workload}, {"flops", row.flops}};
     if (!row.entry.baseline.empty()) record["baseline_row"] = row.entry.baseline;
     if (!row.unsupported.empty() || !row.compile_error.empty()) {
       record["ours_us"] = nullptr;
-      record["unsupported"] = row.unsupported.empty() ? "compile error: " + row.compile_error : row.unsupported;
-      std::printf("%-40s unsupported: %s\n", row.name.c_str(), record["unsupported"].get<std::string>().substr(0, 90).c_str());
+      record["unsupported"] =
+          row.unsupported.empty() ? "compile error: " + row.compile_error : row.unsupported;
+      std::printf("%-40s unsupported: %s\n", row.name.c_str(),
+                  record["unsupported"].get<std::string>().substr(0, 90).c_str());
       workloads.push_back(record);
       continue;
     }
@@ -134,8 +137,8 @@ int run(int argc, char** argv) {
       gpu.emplace_back(program.outputs()[o].dtype(), program.outputs()[o].shape());
       bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
     }
-    const codegen::ReferenceCheck check = codegen::check_against_reference(
-        *row.plan, inputs, gpu, [&](std::int64_t rows_wanted) {
+    const codegen::ReferenceCheck check =
+        codegen::check_against_reference(*row.plan, inputs, gpu, [&](std::int64_t rows_wanted) {
           te::Shape shape = row.entry.shape;
           shape["M"] = rows_wanted;
           return te::build_workload(row.entry.workload, shape);

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   std::cout << te::to_string(program) << "key " << te::workload_key(program) << "\n";
   std::vector<te::HostBuffer> inputs;
   std::uint64_t seed = 1;
-  for (const te::Tensor& input : program.inputs()) inputs.push_back(te::HostBuffer::random(input.dtype(), input.shape(), seed++));
+  for (const te::Tensor& input : program.inputs())
+    inputs.push_back(te::HostBuffer::random(input.dtype(), input.shape(), seed++));
   const te::HostBuffer out = te::evaluate(program, inputs).at(0);
   double row0_mean = 0;
   for (std::int64_t j = 0; j < N; ++j) row0_mean += out.get(j) / static_cast<double>(N);

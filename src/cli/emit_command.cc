@@ -52,11 +52,13 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return 2;
   }
   if (target != "sm_90a") {
-    err << "comfuse emit: target '" << target << "' is not supported: the kernels use wgmma and TMA, which need sm_90a\n";
+    err << "comfuse emit: target '" << target
+        << "' is not supported: the kernels use wgmma and TMA, which need sm_90a\n";
     return 2;
   }
   try {
-    const te::Program program = te::build_workload(workload, shape_text.empty() ? te::Shape{} : te::parse_shape(shape_text));
+    const te::Program program =
+        te::build_workload(workload, shape_text.empty() ? te::Shape{} : te::parse_shape(shape_text));
     const schedule::FusionPlan plan = schedule::plan_fusion(program);
     schedule::Schedule schedule = schedule::default_schedule(plan);
     if (!schedule_file.empty()) {

@@ -12,7 +12,8 @@ class CodeStream {
   CodeStream& line(const std::string& text = {});
   /// Appends `text` then opens a block: "text {" and indents.
   CodeStream& open(const std::string& text);
-  /// Closes a block opened by open(); `suffix` follows the brace (e.g. " else {" is not supported: use close + open).
+  /// Closes a block opened by open(); `suffix` follows the brace (e.g. " else {" is not supported: use close
+  /// + open).
   CodeStream& close(const std::string& suffix = {});
   /// Appends pre-formatted text verbatim (no indentation), e.g. the device helper prelude.
   CodeStream& raw(const std::string& text);

@@ -82,6 +82,9 @@ __device__ __forceinline__ u64 smem_descriptor_sw128(const void* p) {
 template <int R> __device__ __forceinline__ void regs_increase() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(R)); }
 template <int R> __device__ __forceinline__ void regs_decrease() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(R)); }
 
+// Named barrier among the consumer warpgroups (barrier 0 is __syncthreads).
+__device__ __forceinline__ void consumers_sync(u32 threads) { asm volatile("bar.sync 1, %0;" :: "r"(threads) : "memory"); }
+
 // Clusters.
 __device__ __forceinline__ u32 cluster_rank() { u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 __device__ __forceinline__ void cluster_sync() {

@@ -20,40 +20,55 @@ void collect_reduces(const te::Expr& e, std::vector<const te::ReduceNode*>& out)
 
 std::string identity(te::ReduceOp op) {
   switch (op) {
-    case te::ReduceOp::kSum: return "0.0f";
-    case te::ReduceOp::kMax: return "__int_as_float(0xff800000)";
-    case te::ReduceOp::kMin: return "__int_as_float(0x7f800000)";
+    case te::ReduceOp::kSum:
+      return "0.0f";
+    case te::ReduceOp::kMax:
+      return "__int_as_float(0xff800000)";
+    case te::ReduceOp::kMin:
+      return "__int_as_float(0x7f800000)";
   }
   return "0.0f";
 }
 
 std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
   switch (op) {
-    case te::ReduceOp::kSum: return a + " + " + b;
-    case te::ReduceOp::kMax: return "fmaxf(" + a + ", " + b + ")";
-    case te::ReduceOp::kMin: return "fminf(" + a + ", " + b + ")";
+    case te::ReduceOp::kSum:
+      return a + " + " + b;
+    case te::ReduceOp::kMax:
+      return "fmaxf(" + a + ", " + b + ")";
+    case te::ReduceOp::kMin:
+      return "fminf(" + a + ", " + b + ")";
   }
   return a;
 }
 
-std::string value_type(te::DType dtype) { return dtype == te::DType::i32 ? "int" : "float"; }
+std::string value_type(te::DType dtype) {
+  return dtype == te::DType::i32 ? "int" : "float";
+}
 
 std::string store_value(te::DType dtype, const std::string& value) {
   switch (dtype) {
-    case te::DType::bf16: return "f32_to_bf16(" + value + ")";
-    case te::DType::f16: return "f32_to_f16(" + value + ")";
+    case te::DType::bf16:
+      return "f32_to_bf16(" + value + ")";
+    case te::DType::f16:
+      return "f32_to_f16(" + value + ")";
     case te::DType::f32:
     case te::DType::i32:
-    case te::DType::boolean: return value;
+    case te::DType::boolean:
+      return value;
   }
   return value;
 }
 
-std::string slot_name(int stage, int index) { return "red" + std::to_string(stage) + "_" + std::to_string(index); }
+std::string slot_name(int stage, int index) {
+  return "red" + std::to_string(stage) + "_" + std::to_string(index);
+}
 
 // Where carried tile c keeps element (grow, gcol): row-major [M, N] per carried tile. A fragment-major layout
 // (consecutive threads on consecutive words) measured slower on the H200 (benchmarks/NOTES.md).
-std::string stash_index(const std::string& c) { return "((size_t)" + c + " * M + grow) * N + gcol"; }
+std::string stash_index(const std::string& c) {
+  return "((size_t)" + c + " * M + grow) * N + gcol";
+}
 
 }  // namespace
 
@@ -95,17 +110,31 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) 
   const std::string& param = params_.at(input.get());
   std::string index, guard;
   switch (broadcast) {
-    case Broadcast::kFull: index = "(size_t)grow * N + gcol"; guard = "inb"; break;
-    case Broadcast::kRow: index = "gcol"; guard = "gcol < N"; break;
-    case Broadcast::kColumn: index = "grow"; guard = "grow < M"; break;
+    case Broadcast::kFull:
+      index = "(size_t)grow * N + gcol";
+      guard = "inb";
+      break;
+    case Broadcast::kRow:
+      index = "gcol";
+      guard = "gcol < N";
+      break;
+    case Broadcast::kColumn:
+      index = "grow";
+      guard = "grow < M";
+      break;
   }
   std::string value = param + "[" + index + "]";
   switch (input.dtype()) {
-    case te::DType::bf16: value = "bf16_to_f32(" + value + ")"; break;
-    case te::DType::f16: value = "f16_to_f32(" + value + ")"; break;
+    case te::DType::bf16:
+      value = "bf16_to_f32(" + value + ")";
+      break;
+    case te::DType::f16:
+      value = "f16_to_f32(" + value + ")";
+      break;
     case te::DType::f32:
     case te::DType::i32:
-    case te::DType::boolean: break;
+    case te::DType::boolean:
+      break;
   }
   return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
 }
@@ -122,8 +151,9 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
 
 void EpilogueEmitter::declare_state(CodeStream& out) const {
   for (const Slot& slot : slots_) {
-    out.line("float " + slot_name(slot.stage, slot.index) + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) +
-             " partials of '" + slot.owner.name() + "' for this thread's two rows");
+    out.line("float " + slot_name(slot.stage, slot.index) + "[2];  // " +
+             std::string(te::reduce_op_name(slot.node->op)) + " partials of '" + slot.owner.name() +
+             "' for this thread's two rows");
   }
   for (const te::Tensor& t : plan_.program.tensors()) {
     if (!t.is_placeholder() && plan_.role(t) == Role::kRowValue) {
@@ -137,7 +167,8 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
   }
 }
 
-void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors, int stage) const {
+void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors,
+                                      int stage) const {
   for (const te::Tensor& t : tensors) {
     out.open("for (int h = 0; h < 2; ++h)");
     out.line("const int grow = m0 + local_row0 + 8 * h;");
@@ -155,8 +186,8 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
     }
     out.line("row_" + t.name() + "[h] = " + emit_expr(t->body, bindings) + ";");
     if (is_output(t)) {
-      out.line("if ((lane & 3) == 0 && cta_rank == 0 && grow < M) out_" + t.name() + "[grow] = " +
-               store_value(t.dtype(), "row_" + t.name() + "[h]") + ";");
+      out.line("if (row_writer && grow < M) out_" + t.name() +
+               "[grow] = " + store_value(t.dtype(), "row_" + t.name() + "[h]") + ";");
     }
     out.close();
   }
@@ -184,7 +215,8 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
 
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;
-  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) base.reads[input.tensor.get()] = load(input.tensor, input.broadcast);
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs)
+    base.reads[input.tensor.get()] = load(input.tensor, input.broadcast);
   for (const te::Tensor& t : tensors) {
     if (t.is_placeholder()) continue;
     const Role role = plan_.role(t);
@@ -202,16 +234,19 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     ExprBindings bindings = base;
     bindings.vars[t->axes[0].get()] = "grow";
     bindings.vars[t->axes[1].get()] = "gcol";
-    out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " + emit_expr(t->body, bindings) + ";");
+    out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " + emit_expr(t->body, bindings) +
+             ";");
     base.reads[t.get()] = "v_" + t.name();
     if (is_output(t)) {
-      out.line("if (inb) out_" + t.name() + "[(size_t)grow * N + gcol] = " + store_value(t.dtype(), "v_" + t.name()) + ";");
+      out.line("if (inb) out_" + t.name() +
+               "[(size_t)grow * N + gcol] = " + store_value(t.dtype(), "v_" + t.name()) + ";");
     }
   }
   if (stage == 0) {
     for (const te::Tensor& output : plan_.program.outputs()) {
       if (plan_.role(output) == Role::kAnchor) {
-        out.line("if (inb) out_" + output.name() + "[(size_t)grow * N + gcol] = " + store_value(output.dtype(), "acc[i]") + ";");
+        out.line("if (inb) out_" + output.name() +
+                 "[(size_t)grow * N + gcol] = " + store_value(output.dtype(), "acc[i]") + ";");
       }
     }
   }
@@ -221,7 +256,8 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     bindings.vars[slot.owner->axes[0].get()] = "grow";
     bindings.vars[slot.node->axes[0].get()] = "gcol";
     const std::string name = slot_name(slot.stage, slot.index) + "[h]";
-    out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) + ";");
+    out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) +
+             ";");
   }
   // Tiles computed here and read in a later stage.
   for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
@@ -240,7 +276,8 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
 void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
   const std::vector<Slot> slots = slots_of_stage(stage);
   if (slots.empty()) return;
-  out.line("// combine stage " + std::to_string(stage) + "'s row reductions: the quad of lanes sharing a row");
+  out.line("// combine stage " + std::to_string(stage) +
+           "'s row reductions: the quad of lanes sharing a row");
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.open("for (int h = 0; h < 2; ++h)");
@@ -250,17 +287,46 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line(name + "[h] = v;");
     out.close();
   }
+  const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong;
+  if (ping_pong) {
+    out.line(
+        "// ... then across the two ping-pong warpgroups, which own the same rows, through shared memory");
+    out.open("");
+    out.line("const int buf = wround & 1;");
+    out.open("if ((lane & 3) == 0)");
+    out.open("for (int h = 0; h < 2; ++h)");
+    for (const Slot& slot : slots) {
+      out.line("wgx[((buf * 2 + consumer) * XSLOTS + " + std::to_string(slot.index) +
+               ") * BM + local_row0 + 8 * h] = " + slot_name(slot.stage, slot.index) + "[h];");
+    }
+    out.close();
+    out.close();
+    out.line("consumers_sync(256);");
+    out.open("for (int h = 0; h < 2; ++h)");
+    for (const Slot& slot : slots) {
+      auto partial = [&](int warpgroup) {
+        return "wgx[((buf * 2 + " + std::to_string(warpgroup) + ") * XSLOTS + " + std::to_string(slot.index) +
+               ") * BM + local_row0 + 8 * h]";
+      };
+      out.line(slot_name(slot.stage, slot.index) + "[h] = " + combine(slot.node->op, partial(0), partial(1)) +
+               ";");
+    }
+    out.close();
+    out.line("++wround;");
+    out.close();
+  }
   if (schedule_.cluster_n > 1) {
     out.line("// ... then across the cluster's CTAs through distributed shared memory");
     out.open("");
     out.line("const int buf = xround & 1;");
     out.line("const u32 parity = (xround >> 1) & 1;");
-    out.open("if ((lane & 3) == 0)");
+    out.open(ping_pong ? "if ((lane & 3) == 0 && consumer == 0)" : "if ((lane & 3) == 0)");
     out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
-      out.line("st_cluster_f32(map_to_rank(&xch[((buf * CLUSTER_N + cta_rank) * XSLOTS + " + std::to_string(slot.index) +
-               ") * BM + local_row0 + 8 * h], peer), " + slot_name(slot.stage, slot.index) + "[h]);");
+      out.line("st_cluster_f32(map_to_rank(&xch[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
+               std::to_string(slot.index) + ") * BM + local_row0 + 8 * h], peer), " +
+               slot_name(slot.stage, slot.index) + "[h]);");
     }
     out.close();
     out.line("mbar_arrive_cluster(map_to_rank(&xbar[buf], peer));");

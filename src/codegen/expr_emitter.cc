@@ -16,26 +16,38 @@ using te::ExprKind;
 // `value` (a float-typed C expression) rounded to a 16-bit float dtype when the node has one.
 std::string round_to(DType dtype, const std::string& value) {
   switch (dtype) {
-    case DType::bf16: return "round_bf16(" + value + ")";
-    case DType::f16: return "round_f16(" + value + ")";
+    case DType::bf16:
+      return "round_bf16(" + value + ")";
+    case DType::f16:
+      return "round_f16(" + value + ")";
     case DType::f32:
     case DType::i32:
-    case DType::boolean: return value;
+    case DType::boolean:
+      return value;
   }
   return value;
 }
 
 std::string math_function(te::UnaryOp op) {
   switch (op) {
-    case te::UnaryOp::kExp: return "expf";
-    case te::UnaryOp::kLog: return "logf";
-    case te::UnaryOp::kTanh: return "tanhf";
-    case te::UnaryOp::kErf: return "erff";
-    case te::UnaryOp::kSqrt: return "sqrtf";
-    case te::UnaryOp::kRsqrt: return "rsqrtf";
-    case te::UnaryOp::kSigmoid: return "sigmoid_f32";
-    case te::UnaryOp::kAbs: return "fabsf";
-    case te::UnaryOp::kNeg: return "-";
+    case te::UnaryOp::kExp:
+      return "expf";
+    case te::UnaryOp::kLog:
+      return "logf";
+    case te::UnaryOp::kTanh:
+      return "tanhf";
+    case te::UnaryOp::kErf:
+      return "erff";
+    case te::UnaryOp::kSqrt:
+      return "sqrtf";
+    case te::UnaryOp::kRsqrt:
+      return "rsqrtf";
+    case te::UnaryOp::kSigmoid:
+      return "sigmoid_f32";
+    case te::UnaryOp::kAbs:
+      return "fabsf";
+    case te::UnaryOp::kNeg:
+      return "-";
   }
   return "?";
 }
@@ -48,8 +60,10 @@ class Emitter {
     const DType dtype = e.dtype();
     const bool integer = dtype == DType::i32;
     switch (e.kind()) {
-      case ExprKind::kIntImm: return "(" + std::to_string(e.as<te::IntImmNode>()->value) + ")";
-      case ExprKind::kFloatImm: return float_literal(e.as<te::FloatImmNode>()->value);
+      case ExprKind::kIntImm:
+        return "(" + std::to_string(e.as<te::IntImmNode>()->value) + ")";
+      case ExprKind::kFloatImm:
+        return float_literal(e.as<te::FloatImmNode>()->value);
       case ExprKind::kVar: {
         auto it = bindings_.vars.find(e.as<te::VarNode>());
         COMFUSE_CHECK(it != bindings_.vars.end(), "unbound variable '" + e.as<te::VarNode>()->name + "'");
@@ -60,12 +74,24 @@ class Emitter {
         const std::string a = emit(n->a), b = emit(n->b);
         std::string value;
         switch (n->op) {
-          case te::BinaryOp::kAdd: value = "(" + a + " + " + b + ")"; break;
-          case te::BinaryOp::kSub: value = "(" + a + " - " + b + ")"; break;
-          case te::BinaryOp::kMul: value = "(" + a + " * " + b + ")"; break;
-          case te::BinaryOp::kDiv: value = "(" + a + " / " + b + ")"; break;
-          case te::BinaryOp::kMin: value = (integer ? "min(" : "fminf(") + a + ", " + b + ")"; break;
-          case te::BinaryOp::kMax: value = (integer ? "max(" : "fmaxf(") + a + ", " + b + ")"; break;
+          case te::BinaryOp::kAdd:
+            value = "(" + a + " + " + b + ")";
+            break;
+          case te::BinaryOp::kSub:
+            value = "(" + a + " - " + b + ")";
+            break;
+          case te::BinaryOp::kMul:
+            value = "(" + a + " * " + b + ")";
+            break;
+          case te::BinaryOp::kDiv:
+            value = "(" + a + " / " + b + ")";
+            break;
+          case te::BinaryOp::kMin:
+            value = (integer ? "min(" : "fminf(") + a + ", " + b + ")";
+            break;
+          case te::BinaryOp::kMax:
+            value = (integer ? "max(" : "fmaxf(") + a + ", " + b + ")";
+            break;
         }
         return round_to(dtype, value);
       }
@@ -136,6 +162,8 @@ std::string float_literal(double value) {
   return "(" + text + "f)";
 }
 
-std::string emit_expr(const te::Expr& e, const ExprBindings& bindings) { return Emitter(bindings).emit(e); }
+std::string emit_expr(const te::Expr& e, const ExprBindings& bindings) {
+  return Emitter(bindings).emit(e);
+}
 
 }  // namespace comfuse::codegen

@@ -7,8 +7,8 @@
 
 namespace comfuse::codegen {
 
-CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype, std::int64_t rows,
-                               std::int64_t cols, int box_rows) {
+CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype,
+                               std::int64_t rows, std::int64_t cols, int box_rows) {
   COMFUSE_CHECK(dtype == te::DType::bf16 || dtype == te::DType::f16, "TMA operand must be bf16 or f16");
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -57,7 +57,10 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
 
 FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source,
                          runtime::CompiledProgram compiled)
-    : context_(context), program_(std::move(program)), source_(std::move(source)), compiled_(std::move(compiled)) {
+    : context_(context),
+      program_(std::move(program)),
+      source_(std::move(source)),
+      compiled_(std::move(compiled)) {
   module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
 }
@@ -72,7 +75,8 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
   }
   for (const te::Tensor& t : program_.outputs()) bindings.outputs.emplace_back(context_, tensor_bytes(t));
   if (source_.stash_bytes > 0) {
-    bindings.stash = std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
+    bindings.stash =
+        std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
   }
   return bindings;
 }
@@ -93,8 +97,8 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
       case KernelParam::Kind::kTmaB: {
         const auto& buffer = bindings.inputs.at(position_of<te::Tensor>(program_.inputs(), p.tensor));
         const bool is_a = p.kind == KernelParam::Kind::kTmaA;
-        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), p.tensor.shape()[0],
-                                          p.tensor.shape()[1], is_a ? bm : bn));
+        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(),
+                                          p.tensor.shape()[0], p.tensor.shape()[1], is_a ? bm : bn));
         args.push_back(&maps.back());
         break;
       }

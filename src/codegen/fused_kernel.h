@@ -48,7 +48,7 @@ class FusedKernel {
 
 /// The 128-byte CUtensorMap of a row-major [rows, cols] bf16/f16 matrix at `base`, read in boxes of
 /// [box_rows, 64] with 128-byte swizzle; out-of-range elements read as zero.
-CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype, std::int64_t rows,
-                               std::int64_t cols, int box_rows);
+CUtensorMap encode_operand_map(const runtime::Driver& driver, CUdeviceptr base, te::DType dtype,
+                               std::int64_t rows, std::int64_t cols, int box_rows);
 
 }  // namespace comfuse::codegen

@@ -1,5 +1,5 @@
-// The fused kernel's skeleton: parameters, shared memory, warp roles, the TMA producer, the wgmma mainloop and
-// the tile loops that drive the Stage-Stream epilogue.
+// The fused kernel's skeleton: parameters, shared memory, warp roles, the TMA producer, the wgmma mainloop
+// and the tile loops that drive the Stage-Stream epilogue.
 #include <algorithm>
 
 #include "codegen/code_stream.h"
@@ -20,15 +20,21 @@ using schedule::WarpRoles;
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 std::string element_type(te::DType dtype) {
   switch (dtype) {
     case te::DType::bf16:
-    case te::DType::f16: return "u16";
-    case te::DType::f32: return "float";
-    case te::DType::i32: return "int";
-    case te::DType::boolean: break;
+    case te::DType::f16:
+      return "u16";
+    case te::DType::f32:
+      return "float";
+    case te::DType::i32:
+      return "int";
+    case te::DType::boolean:
+      break;
   }
   throw InternalError("no kernel parameter type for dtype bool");
 }
@@ -37,17 +43,20 @@ std::string element_type(te::DType dtype) {
 void emit_wgmma_function(CodeStream& out, int bn, te::DType operand) {
   const int regs = bn / 2;
   const std::string type = operand == te::DType::bf16 ? "bf16" : "f16";
-  out.line("// One m64n" + std::to_string(bn) + "k16 tensor-core step: d += A(desc_a) * B(desc_b)^T, or d = ... when scale_d is 0.");
+  out.line("// One m64n" + std::to_string(bn) +
+           "k16 tensor-core step: d += A(desc_a) * B(desc_b)^T, or d = ... when scale_d is 0.");
   out.open("__device__ __forceinline__ void wgmma_step(float (&d)[" + std::to_string(regs) +
            "], u64 desc_a, u64 desc_b, int scale_d)");
   std::string registers;
   for (int r = 0; r < regs; ++r) registers += (r ? ", %" : "%") + std::to_string(r);
   out.line("asm volatile(");
   out.line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) + ", 0;\\n\"");
-  out.line("    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32." + type + "." + type + " {" +
-           registers + "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, 0, 0;\\n}\\n\"");
+  out.line("    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32." + type + "." + type +
+           " {" + registers + "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) +
+           ", p, 1, 1, 0, 0;\\n}\\n\"");
   std::string outputs;
-  for (int r = 0; r < regs; ++r) outputs += std::string(r ? ", " : "") + "\"+f\"(d[" + std::to_string(r) + "])";
+  for (int r = 0; r < regs; ++r)
+    outputs += std::string(r ? ", " : "") + "\"+f\"(d[" + std::to_string(r) + "])";
   out.line("    : " + outputs);
   out.line("    : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));");
   out.close();
@@ -75,7 +84,8 @@ class KernelEmitter {
     }
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
     if (s_.carried == ValueHome::kL2Stash) {
-      result.stash_bytes = static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m * plan_.anchor.n * 4;
+      result.stash_bytes =
+          static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m * plan_.anchor.n * 4;
     }
     EpilogueEmitter epilogue(plan_, s_, param_names);
     xslots_ = std::max(1, epilogue.max_reductions_per_stage());
@@ -111,7 +121,9 @@ class KernelEmitter {
     const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * (s_.bm + s_.bn) * 64 * 2;
     const std::int64_t barriers = 8 * (2 * s_.stages + 4);
     const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
-    return 1024 + ring + barriers + exchange;
+    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
+    const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
+    return 1024 + ring + barriers + exchange + warpgroup_combine;
   }
 
   void header(CodeStream& out) const {
@@ -130,13 +142,16 @@ class KernelEmitter {
 
   void constants(CodeStream& out, std::int64_t m_blocks, std::int64_t n_tiles) const {
     const auto& a = plan_.anchor;
-    out.line("constexpr int M = " + std::to_string(a.m) + ", N = " + std::to_string(a.n) + ", K = " + std::to_string(a.k) + ";");
-    out.line("constexpr int BM = " + std::to_string(s_.bm) + ", BN = " + std::to_string(s_.bn) + ", BK = 64;");
-    out.line("constexpr int STAGES = " + std::to_string(s_.stages) + ", CONSUMERS = " +
-             std::to_string(s_.consumer_warpgroups()) + ", CLUSTER_N = " + std::to_string(s_.cluster_n) +
-             ", XSLOTS = " + std::to_string(xslots_) + ";");
-    out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(a.k, 64)) + ", M_BLOCKS = " + std::to_string(m_blocks) +
-             ", N_TILES = " + std::to_string(n_tiles) + ", GROUP_M = " + std::to_string(s_.raster_group_m) + ";");
+    out.line("constexpr int M = " + std::to_string(a.m) + ", N = " + std::to_string(a.n) +
+             ", K = " + std::to_string(a.k) + ";");
+    out.line("constexpr int BM = " + std::to_string(s_.bm) + ", BN = " + std::to_string(s_.bn) +
+             ", BK = 64;");
+    out.line("constexpr int STAGES = " + std::to_string(s_.stages) +
+             ", CONSUMERS = " + std::to_string(s_.consumer_warpgroups()) +
+             ", CLUSTER_N = " + std::to_string(s_.cluster_n) + ", XSLOTS = " + std::to_string(xslots_) + ";");
+    out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(a.k, 64)) +
+             ", M_BLOCKS = " + std::to_string(m_blocks) + ", N_TILES = " + std::to_string(n_tiles) +
+             ", GROUP_M = " + std::to_string(s_.raster_group_m) + ";");
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
   }
@@ -150,7 +165,9 @@ class KernelEmitter {
     out.line("return first_tile + t * stride;");
     out.close();
     out.close(";");
-    out.line("// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share B in L2.");
+    out.line(
+        "// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share "
+        "B in L2.");
     out.open("__device__ __forceinline__ void raster(int linear, int columns, int& m_block, int& column)");
     out.line("const int group = linear / (GROUP_M * columns);");
     out.line("const int first_m = group * GROUP_M;");
@@ -186,18 +203,22 @@ class KernelEmitter {
   }
 
   void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
-    std::string params = "const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b";
+    std::string params =
+        "const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b";
     for (const KernelParam& p : result.params) {
       switch (p.kind) {
         case KernelParam::Kind::kTmaA:
-        case KernelParam::Kind::kTmaB: break;
+        case KernelParam::Kind::kTmaB:
+          break;
         case KernelParam::Kind::kInput:
           params += ",\n    const " + element_type(p.tensor.dtype()) + "* __restrict__ in_" + p.tensor.name();
           break;
         case KernelParam::Kind::kOutput:
           params += ",\n    " + element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
           break;
-        case KernelParam::Kind::kStash: params += ",\n    float* __restrict__ stash"; break;
+        case KernelParam::Kind::kStash:
+          params += ",\n    float* __restrict__ stash";
+          break;
       }
     }
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.threads()) + ", 1)");
@@ -211,8 +232,13 @@ class KernelEmitter {
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
     out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
     out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
-    out.line("float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each peer");
-    out.line("(void)xbar; (void)xch; (void)order;");
+    out.line(
+        "float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each "
+        "peer");
+    out.line(
+        "float* wgx = xch + (CLUSTER_N > 1 ? 2 * CLUSTER_N * XSLOTS * BM : 0);  // [2][2][XSLOTS][BM] from "
+        "each ping-pong warpgroup");
+    out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     out.line("const int warpgroup = threadIdx.x / 128;");
     const std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";
     out.open("if (threadIdx.x == 0)");
@@ -220,8 +246,11 @@ class KernelEmitter {
     out.line("mbar_init(&full[s], 1);");
     out.line("mbar_init(&empty[s], " + empty_count + ");");
     out.close();
-    out.line("mbar_init(&xbar[0], CLUSTER_N * 32 * CONSUMERS);");
-    out.line("mbar_init(&xbar[1], CLUSTER_N * 32 * CONSUMERS);");
+    // Row partials go to the cluster's peers from the lanes that lead each row's quad: of every consumer
+    // warpgroup when they own different rows, of the first alone in ping-pong (both own the same rows).
+    const std::string writers = s_.warp_roles == WarpRoles::kPingPong ? "32" : "32 * CONSUMERS";
+    out.line("mbar_init(&xbar[0], CLUSTER_N * " + writers + ");");
+    out.line("mbar_init(&xbar[1], CLUSTER_N * " + writers + ");");
     out.line("mbar_init(order, 1);");
     out.line("fence_mbar_init();");
     out.close();
@@ -237,7 +266,8 @@ class KernelEmitter {
 
   void producer(CodeStream& out) const {
     out.open("if (warpgroup == 0)");
-    out.line("// Producer warpgroup: one thread streams A and B tiles through the shared-memory ring with TMA.");
+    out.line(
+        "// Producer warpgroup: one thread streams A and B tiles through the shared-memory ring with TMA.");
     out.line("regs_decrease<" + std::to_string(kProducerRegisters) + ">();");
     out.open("if (threadIdx.x == 0)");
     out.line("tma_prefetch_descriptor(&tma_a);");
@@ -260,11 +290,15 @@ class KernelEmitter {
   void mainloop(CodeStream& out) const {
     const bool ping_pong = s_.warp_roles == WarpRoles::kPingPong;
     if (ping_pong) {
-      out.line("// Ping-pong: start after the other warpgroup's mainloop of tile t-1, so that this one runs while that one");
+      out.line(
+          "// Ping-pong: start after the other warpgroup's mainloop of tile t-1, so that this one runs while "
+          "that one");
       out.line("// is in its epilogue, and so that every ring barrier waited on is at most one phase ahead.");
       out.line("if (t > 0) mbar_wait(order, (t - 1) & 1);");
     }
-    out.line("// Mainloop: wgmma over the K blocks, one group in flight, each stage released once its group retires.");
+    out.line(
+        "// Mainloop: wgmma over the K blocks, one group in flight, each stage released once its group "
+        "retires.");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
@@ -286,17 +320,24 @@ class KernelEmitter {
   }
 
   void consumer(CodeStream& out, const EpilogueEmitter& epilogue) const {
-    out.line("// Consumer warpgroups: tensor-core mainloop, then the Stage-Stream epilogue on the fragments.");
+    out.line(
+        "// Consumer warpgroups: tensor-core mainloop, then the Stage-Stream epilogue on the fragments.");
     out.line("regs_increase<" + std::to_string(kConsumerRegisters) + ">();");
     out.line("const int consumer = warpgroup - 1;");
     out.line("const int lane = threadIdx.x & 31;");
     out.line("const int warp = (threadIdx.x / 32) & 3;");
     const bool ping_pong = s_.warp_roles == WarpRoles::kPingPong;
-    out.line(std::string("const int a_row0 = ") + (ping_pong ? "0" : "consumer * 64") + ";  // first A row of this warpgroup");
-    out.line("const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: local_row0 and local_row0 + 8");
+    out.line(std::string("const int a_row0 = ") + (ping_pong ? "0" : "consumer * 64") +
+             ";  // first A row of this warpgroup");
+    out.line(
+        "const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: local_row0 and "
+        "local_row0 + 8");
     out.line("const int m0 = tiles.m_block * BM;");
-    out.line("int xround = 0;");
-    out.line("(void)xround;");
+    out.line("int xround = 0, wround = 0;  // cluster exchanges and warpgroup combines so far");
+    out.line("(void)xround; (void)wround;");
+    out.line(std::string("const bool row_writer = (lane & 3) == 0 && cta_rank == 0") +
+             (ping_pong ? " && consumer == 0;" : ";") + "  // writes row-value outputs");
+    out.line("(void)row_writer;");
     out.line("float acc[BN / 2];");
     epilogue.declare_state(out);
     out.line();
@@ -312,12 +353,14 @@ class KernelEmitter {
       out.line();
       epilogue.begin_stage(out, stage);
       if (s_.carried == ValueHome::kRegisters) {
-        out.line("// Carried tiles are still in registers: the CTA's only column tile.");
-        out.open("if (tiles.count > 0)");
-        out.line("const int n0 = tiles.n_tile(0) * BN;");
+        const std::string mine = ping_pong ? "consumer" : "0";
+        out.line("// Carried tiles are still in registers: this warpgroup's only column tile.");
+        out.open("if (tiles.count > " + mine + ")");
+        out.line("const int n0 = tiles.n_tile(" + mine + ") * BN;");
       } else {
         out.line("// Carried tiles come back from the stash, each element read by the thread that wrote it.");
         out.open("for (int t = 0; t < tiles.count; ++t)");
+        if (ping_pong) out.line("if ((t & 1) != consumer) continue;");
         out.line("const int n0 = tiles.n_tile(t) * BN;");
       }
       epilogue.element_loop(out, stage);

@@ -20,9 +20,11 @@ te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t first, std::i
 
 }  // namespace
 
-ReferenceCheck check_against_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                       const std::vector<te::HostBuffer>& gpu_outputs, const RowProgramBuilder& rebuild,
-                                       double tolerance, std::int64_t full_rows) {
+ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
+                                       const std::vector<te::HostBuffer>& inputs,
+                                       const std::vector<te::HostBuffer>& gpu_outputs,
+                                       const RowProgramBuilder& rebuild, double tolerance,
+                                       std::int64_t full_rows) {
   const te::Program& program = plan.program;
   const std::int64_t M = plan.anchor.m;
   // Inputs indexed by the output row: the GEMM's A, and epilogue inputs read per element or per row.
@@ -58,8 +60,8 @@ ReferenceCheck check_against_reference(const schedule::FusionPlan& plan, const s
       check.max_rel_error = std::max(check.max_rel_error, cmp.rel_error);
       check.non_finite += cmp.non_finite;
       detail << (ok ? "ok   " : "FAIL ") << program.outputs()[o].name() << " rows " << first << "+" << count
-             << " rel_err=" << cmp.rel_error << " max_abs=" << cmp.max_abs_error << " non_finite=" << cmp.non_finite
-             << "\n";
+             << " rel_err=" << cmp.rel_error << " max_abs=" << cmp.max_abs_error
+             << " non_finite=" << cmp.non_finite << "\n";
     }
   }
   check.detail = detail.str();

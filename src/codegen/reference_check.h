@@ -14,9 +14,9 @@ namespace comfuse::codegen {
 
 struct ReferenceCheck {
   bool ok = false;
-  double max_rel_error = 0;      // the worst ||out - ref|| / ||ref|| over outputs and row blocks
-  std::int64_t non_finite = 0;   // NaN/Inf elements in the checked rows
-  std::string detail;            // one line per (output, row block)
+  double max_rel_error = 0;     // the worst ||out - ref|| / ||ref|| over outputs and row blocks
+  std::int64_t non_finite = 0;  // NaN/Inf elements in the checked rows
+  std::string detail;           // one line per (output, row block)
 };
 
 /// Rebuilds the same program with `rows` rows (every fused plan is row-independent: row i of the outputs
@@ -26,8 +26,10 @@ using RowProgramBuilder = std::function<te::Program(std::int64_t rows)>;
 /// Compares `gpu_outputs` (in program.outputs() order) with the reference evaluated on `inputs`. Programs of
 /// at most `full_rows` rows are checked whole; larger ones on three blocks of 64 rows (first, middle, last)
 /// through `rebuild`. Passes when every block has no NaN/Inf and relative error <= `tolerance`.
-ReferenceCheck check_against_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                       const std::vector<te::HostBuffer>& gpu_outputs, const RowProgramBuilder& rebuild,
-                                       double tolerance = 1e-2, std::int64_t full_rows = 512);
+ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
+                                       const std::vector<te::HostBuffer>& inputs,
+                                       const std::vector<te::HostBuffer>& gpu_outputs,
+                                       const RowProgramBuilder& rebuild, double tolerance = 1e-2,
+                                       std::int64_t full_rows = 512);
 
 }  // namespace comfuse::codegen

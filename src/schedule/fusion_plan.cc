@@ -21,7 +21,9 @@ const te::ReadNode* read_through_cast(const Expr& e) {
   return e.as<te::ReadNode>();
 }
 
-bool is_var(const Expr& e, const te::VarNode* var) { return e.kind() == ExprKind::kVar && e.as<te::VarNode>() == var; }
+bool is_var(const Expr& e, const te::VarNode* var) {
+  return e.kind() == ExprKind::kVar && e.as<te::VarNode>() == var;
+}
 
 // Recognises out[i0, i1] = sum_k A[i0, k] * B[i1, k] (or B[k, i1]); factors may be cast. Returns nothing when
 // the compute is no contraction at all. A rank-1 sum of a product (a weighted row sum, sum(x * x)) is a row
@@ -36,7 +38,8 @@ std::optional<Anchor> match_contraction(const Tensor& t) {
   const te::ReadNode* b = read_through_cast(mul->b);
   if (a == nullptr || b == nullptr) return std::nullopt;
   if (t.shape().size() != 2) {
-    throw CompileError("op '" + t.name() + "' is a batched contraction of rank " + std::to_string(t.shape().size()) +
+    throw CompileError("op '" + t.name() + "' is a batched contraction of rank " +
+                       std::to_string(t.shape().size()) +
                        ": the fused GEMM planner handles [M, N] contractions");
   }
   const te::VarNode* k = reduce->axes[0].get();
@@ -44,7 +47,8 @@ std::optional<Anchor> match_contraction(const Tensor& t) {
   const te::VarNode* j = t->axes[1].get();
   if (a->indices.size() != 2 || !is_var(a->indices[0], i) || !is_var(a->indices[1], k)) {
     throw CompileError("contraction '" + t.name() + "' reads its first operand '" + a->tensor->name +
-                       "' as " + te::to_string(mul->a) + ": expected " + a->tensor->name + "[i0, " + k->name + "]");
+                       "' as " + te::to_string(mul->a) + ": expected " + a->tensor->name + "[i0, " + k->name +
+                       "]");
   }
   Anchor anchor;
   anchor.tensor = t;
@@ -55,13 +59,13 @@ std::optional<Anchor> match_contraction(const Tensor& t) {
   } else if (b->indices.size() == 2 && is_var(b->indices[0], k) && is_var(b->indices[1], j)) {
     anchor.b_k_major = false;
   } else {
-    throw CompileError("contraction '" + t.name() + "' reads its second operand '" + b->tensor->name + "' as " +
-                       te::to_string(mul->b) + ": expected " + b->tensor->name + "[i1, " + k->name + "] or " +
-                       b->tensor->name + "[" + k->name + ", i1]");
+    throw CompileError("contraction '" + t.name() + "' reads its second operand '" + b->tensor->name +
+                       "' as " + te::to_string(mul->b) + ": expected " + b->tensor->name + "[i1, " + k->name +
+                       "] or " + b->tensor->name + "[" + k->name + ", i1]");
   }
   if (t.dtype() != te::DType::f32) {
-    throw CompileError("contraction '" + t.name() + "' accumulates in " + std::string(te::dtype_name(t.dtype())) +
-                       ": the tensor cores accumulate in f32");
+    throw CompileError("contraction '" + t.name() + "' accumulates in " +
+                       std::string(te::dtype_name(t.dtype())) + ": the tensor cores accumulate in f32");
   }
   for (const Tensor& operand : {anchor.a, anchor.b}) {
     if (!operand.is_placeholder()) {
@@ -70,7 +74,8 @@ std::optional<Anchor> match_contraction(const Tensor& t) {
     }
     if (operand.dtype() != te::DType::bf16 && operand.dtype() != te::DType::f16) {
       throw CompileError("contraction '" + t.name() + "' operand '" + operand.name() + "' is " +
-                         std::string(te::dtype_name(operand.dtype())) + ": the tensor-core path takes bf16 or f16");
+                         std::string(te::dtype_name(operand.dtype())) +
+                         ": the tensor-core path takes bf16 or f16");
     }
   }
   if (anchor.a.dtype() != anchor.b.dtype()) {
@@ -155,8 +160,8 @@ class EpilogueChecker {
       }
       auto [it, fresh] = broadcasts_.emplace(source.get(), broadcast);
       if (!fresh && it->second != broadcast) {
-        fail("reads input '" + source.name() + "' both as " + std::string(broadcast_name(it->second)) + " and as " +
-             std::string(broadcast_name(broadcast)));
+        fail("reads input '" + source.name() + "' both as " + std::string(broadcast_name(it->second)) +
+             " and as " + std::string(broadcast_name(broadcast)));
       }
       return;
     }
@@ -168,7 +173,8 @@ class EpilogueChecker {
              ": tiles are read element-aligned, at (row, column)");
       }
     } else if (source_role == Role::kRowValue) {
-      if (!at_row) fail("reads row value '" + source.name() + "' as " + te::to_string(e) + ": expected (row)");
+      if (!at_row)
+        fail("reads row value '" + source.name() + "' as " + te::to_string(e) + ": expected (row)");
     } else {
       throw InternalError("epilogue read of an input handled above");
     }
@@ -194,19 +200,26 @@ class EpilogueChecker {
 
 std::string_view role_name(Role role) {
   switch (role) {
-    case Role::kInput: return "input";
-    case Role::kAnchor: return "anchor";
-    case Role::kTile: return "tile";
-    case Role::kRowValue: return "row";
+    case Role::kInput:
+      return "input";
+    case Role::kAnchor:
+      return "anchor";
+    case Role::kTile:
+      return "tile";
+    case Role::kRowValue:
+      return "row";
   }
   return "?";
 }
 
 std::string_view broadcast_name(Broadcast broadcast) {
   switch (broadcast) {
-    case Broadcast::kFull: return "full [M, N]";
-    case Broadcast::kRow: return "row vector [N]";
-    case Broadcast::kColumn: return "column vector [M]";
+    case Broadcast::kFull:
+      return "full [M, N]";
+    case Broadcast::kRow:
+      return "row vector [N]";
+    case Broadcast::kColumn:
+      return "column vector [M]";
   }
   return "?";
 }
@@ -227,7 +240,8 @@ FusionPlan plan_fusion(const te::Program& program) {
     }
     anchor = candidate;
   }
-  if (!anchor) throw CompileError("program has no contraction (sum over k of A[i, k] * B[.., ..]) to fuse around");
+  if (!anchor)
+    throw CompileError("program has no contraction (sum over k of A[i, k] * B[.., ..]) to fuse around");
   plan.anchor = *anchor;
   plan.roles[program.index_of(anchor->tensor)] = Role::kAnchor;
 
@@ -239,7 +253,8 @@ FusionPlan plan_fusion(const te::Program& program) {
     const Tensor& t = tensors[index];
     if (t.is_placeholder() || t.same_as(anchor->tensor)) continue;
     bool from_anchor = false;
-    for (const Tensor& source : te::Program::reads_of(t)) from_anchor = from_anchor || depends_on_anchor[source.get()];
+    for (const Tensor& source : te::Program::reads_of(t))
+      from_anchor = from_anchor || depends_on_anchor[source.get()];
     if (!from_anchor) {
       throw CompileError("op '" + t.name() + "' cannot be fused: it does not depend on the contraction '" +
                          anchor->tensor.name() + "'");
@@ -304,8 +319,8 @@ FusionPlan plan_fusion(const te::Program& program) {
 std::string to_string(const FusionPlan& plan) {
   const Anchor& a = plan.anchor;
   std::string s = "anchor " + a.tensor.name() + " = " + a.a.name() + "[M, K] x " + a.b.name() +
-                  (a.b_k_major ? "[N, K]" : "[K, N]") + "  M=" + std::to_string(a.m) + " N=" + std::to_string(a.n) +
-                  " K=" + std::to_string(a.k) + "\n";
+                  (a.b_k_major ? "[N, K]" : "[K, N]") + "  M=" + std::to_string(a.m) +
+                  " N=" + std::to_string(a.n) + " K=" + std::to_string(a.k) + "\n";
   auto names = [](const std::vector<Tensor>& tensors) {
     std::string list;
     for (const Tensor& t : tensors) list += (list.empty() ? "" : ", ") + t.name();

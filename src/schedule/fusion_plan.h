@@ -21,10 +21,10 @@ struct Anchor {
 
 /// What a tensor of the program is to the fused kernel.
 enum class Role : std::uint8_t {
-  kInput,       // a placeholder read by the epilogue or the anchor
-  kAnchor,      // the contraction
-  kTile,        // [M, N], element (i, j) computed from element (i, j) of its producers
-  kRowValue,    // [M], one value per row: a reduction over the columns of a kTile, or arithmetic on those
+  kInput,     // a placeholder read by the epilogue or the anchor
+  kAnchor,    // the contraction
+  kTile,      // [M, N], element (i, j) computed from element (i, j) of its producers
+  kRowValue,  // [M], one value per row: a reduction over the columns of a kTile, or arithmetic on those
 };
 
 /// How the epilogue reads an input.
@@ -51,9 +51,9 @@ struct Stage {
 struct FusionPlan {
   te::Program program;
   Anchor anchor;
-  std::vector<Role> roles;     // per program.tensors() entry
-  std::vector<int> stage_of;   // per program.tensors() entry: the stage that computes it (inputs: 0)
-  std::vector<Stage> stages;   // at least one; stages.size() - 1 = number of row-reduction barriers
+  std::vector<Role> roles;    // per program.tensors() entry
+  std::vector<int> stage_of;  // per program.tensors() entry: the stage that computes it (inputs: 0)
+  std::vector<Stage> stages;  // at least one; stages.size() - 1 = number of row-reduction barriers
   std::vector<EpilogueInput> epilogue_inputs;  // inputs other than the anchor's operands, in program order
   /// Tiles read by a stage after the one that computes them: they must stay on chip or be stashed.
   std::vector<te::Tensor> carried_tiles;

@@ -37,7 +37,9 @@ constexpr WarpRoles kAllWarpRoles[] = {WarpRoles::kCooperative, WarpRoles::kPing
 constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster};
 constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash};
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 void count_reductions(const te::Expr& e, int& count) {
   if (e.kind() == te::ExprKind::kReduce) ++count;
@@ -59,24 +61,30 @@ int row_reductions_per_stage(const FusionPlan& plan) {
 
 std::string_view warp_roles_name(WarpRoles roles) {
   switch (roles) {
-    case WarpRoles::kCooperative: return "cooperative";
-    case WarpRoles::kPingPong: return "ping_pong";
+    case WarpRoles::kCooperative:
+      return "cooperative";
+    case WarpRoles::kPingPong:
+      return "ping_pong";
   }
   return "?";
 }
 
 std::string_view reduction_placement_name(ReductionPlacement placement) {
   switch (placement) {
-    case ReductionPlacement::kCta: return "cta";
-    case ReductionPlacement::kCluster: return "cluster";
+    case ReductionPlacement::kCta:
+      return "cta";
+    case ReductionPlacement::kCluster:
+      return "cluster";
   }
   return "?";
 }
 
 std::string_view value_home_name(ValueHome home) {
   switch (home) {
-    case ValueHome::kRegisters: return "registers";
-    case ValueHome::kL2Stash: return "l2_stash";
+    case ValueHome::kRegisters:
+      return "registers";
+    case ValueHome::kL2Stash:
+      return "l2_stash";
   }
   return "?";
 }
@@ -84,10 +92,11 @@ std::string_view value_home_name(ValueHome home) {
 std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t ring = static_cast<std::int64_t>(stages) * (bm + bn) * bk * 2;
   const std::int64_t barriers = 2 * 8 * stages + 64;
-  // Row partials, double-buffered: one float per row per consumer warpgroup, and per cluster peer and
-  // reduction for the DSMEM exchange.
-  const std::int64_t slots = std::max(consumer_warpgroups(), cluster_n * std::max(1, row_reductions));
-  const std::int64_t reduction_scratch = static_cast<std::int64_t>(4) * bm * slots * 2;
+  // Row partials, double-buffered, one float per row and reduction: from each cluster peer for the DSMEM
+  // exchange, and from each of the two ping-pong warpgroups (which own the same rows) for their combine.
+  const std::int64_t sources = (cluster_n > 1 ? cluster_n : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
+  const std::int64_t reduction_scratch =
+      static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + barriers + reduction_scratch;
 }
 
@@ -113,7 +122,8 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
     fail("BM=" + std::to_string(s.bm) + " is neither 64 nor 128 (64 rows per consumer warpgroup)");
   }
   if (s.warp_roles == WarpRoles::kPingPong && s.bm != 64) {
-    fail("BM=" + std::to_string(s.bm) + " with ping-pong warp roles: each warpgroup owns the same 64 rows, so BM=64");
+    fail("BM=" + std::to_string(s.bm) +
+         " with ping-pong warp roles: each warpgroup owns the same 64 rows, so BM=64");
   }
   if (s.stages < 2 || s.stages > 8) fail("stages=" + std::to_string(s.stages) + " is outside [2, 8]");
   if (s.cluster_n != 1 && s.cluster_n != 2 && s.cluster_n != 4 && s.cluster_n != 8) {
@@ -127,7 +137,8 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
     fail("raster_group_m=" + std::to_string(s.raster_group_m) + " is outside [1, 64]");
   }
   if (a.k % 8 != 0) {
-    fail("K=" + std::to_string(a.k) + " is not a multiple of 8: the operand rows must be 16-byte aligned for TMA");
+    fail("K=" + std::to_string(a.k) +
+         " is not a multiple of 8: the operand rows must be 16-byte aligned for TMA");
   }
   if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
@@ -143,16 +154,17 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
       fail("cluster_n=" + std::to_string(s.cluster_n) + " exceeds the " + std::to_string(n_tiles) +
            " column tiles of N=" + std::to_string(a.n) + " at BN=" + std::to_string(s.bn));
     }
-    if (s.warp_roles == WarpRoles::kPingPong) {
-      fail("ping-pong warp roles with row reductions: the reductions of this plan run cooperatively");
-    }
   }
   if (!plan.carried_tiles.empty() && s.carried == ValueHome::kRegisters) {
+    // Each consumer warpgroup keeps its own tiles: ping-pong splits a CTA's tiles between two of them.
     const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
-    if (tiles_per_cta > 1) {
-      fail("carried tiles in registers need one column tile per CTA, but N=" + std::to_string(a.n) + " at BN=" +
-           std::to_string(s.bn) + " and cluster_n=" + std::to_string(s.cluster_n) + " gives " +
-           std::to_string(tiles_per_cta) + ": use carried=l2_stash");
+    const std::int64_t tiles_per_warpgroup =
+        s.warp_roles == WarpRoles::kPingPong ? ceil_div(tiles_per_cta, 2) : tiles_per_cta;
+    if (tiles_per_warpgroup > 1) {
+      fail("carried tiles in registers need one column tile per consumer warpgroup, but N=" +
+           std::to_string(a.n) + " at BN=" + std::to_string(s.bn) +
+           " and cluster_n=" + std::to_string(s.cluster_n) + " gives " + std::to_string(tiles_per_warpgroup) +
+           ": use carried=l2_stash");
     }
   }
   const int registers = accumulator_registers(plan, s);
@@ -179,8 +191,8 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
   } else {
     s.bn = 128;
     const std::int64_t n_tiles = ceil_div(a.n, s.bn);
-    // Best: a cluster covers whole rows with one tile per CTA, so that values needed after a reduction stay in
-    // registers and nothing is stashed. Take the smallest cluster whose tile width is at most 128 columns.
+    // Best: a cluster covers whole rows with one tile per CTA, so that values needed after a reduction stay
+    // in registers and nothing is stashed. Take the smallest cluster whose tile width is at most 128 columns.
     std::optional<Schedule> one_tile;
     for (int cluster = 1; cluster <= limits.max_cluster_size && !one_tile; cluster *= 2) {
       Schedule candidate = s;
@@ -207,14 +219,16 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
       while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= max_cluster) s.cluster_n *= 2;
       s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
       s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
-      if (s.carried == ValueHome::kRegisters && accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
+      if (s.carried == ValueHome::kRegisters &&
+          accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
         s.carried = ValueHome::kL2Stash;
       }
     }
     s.stages = 4;
   }
   const int row_reductions = row_reductions_per_stage(plan);
-  while (s.shared_memory_bytes(row_reductions) > limits.max_shared_memory_per_block && s.stages > 2) --s.stages;
+  while (s.shared_memory_bytes(row_reductions) > limits.max_shared_memory_per_block && s.stages > 2)
+    --s.stages;
   check_legal(plan, s, limits);
   return s;
 }
@@ -260,8 +274,9 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
 std::string to_string(const Schedule& s) {
   return "BM=" + std::to_string(s.bm) + " BN=" + std::to_string(s.bn) + " BK=" + std::to_string(s.bk) +
          " stages=" + std::to_string(s.stages) + " cluster_n=" + std::to_string(s.cluster_n) + " " +
-         std::string(warp_roles_name(s.warp_roles)) + " reduction=" +
-         std::string(reduction_placement_name(s.reduction)) + " carried=" + std::string(value_home_name(s.carried)) +
+         std::string(warp_roles_name(s.warp_roles)) +
+         " reduction=" + std::string(reduction_placement_name(s.reduction)) +
+         " carried=" + std::string(value_home_name(s.carried)) +
          " raster_group_m=" + std::to_string(s.raster_group_m);
 }
 

@@ -13,7 +13,8 @@ namespace comfuse::schedule {
 
 /// How the consumer warpgroups share work.
 enum class WarpRoles : std::uint8_t {
-  kCooperative,  // the consumer warpgroups split the rows of one tile (64 rows each) and run its epilogue together
+  kCooperative,  // the consumer warpgroups split the rows of one tile (64 rows each) and run its epilogue
+                 // together
   kPingPong,     // two consumer warpgroups take alternate column tiles of the same 64 rows: one runs its
                  // epilogue while the other runs its mainloop
 };
@@ -21,7 +22,8 @@ enum class WarpRoles : std::uint8_t {
 /// Where a reduction over a row's N columns combines.
 enum class ReductionPlacement : std::uint8_t {
   kCta,      // one CTA owns whole rows and loops over the column tiles (in-thread, quad shuffle, warpgroups)
-  kCluster,  // the CTAs of a cluster split the columns and combine row partials through distributed shared memory
+  kCluster,  // the CTAs of a cluster split the columns and combine row partials through distributed shared
+             // memory
 };
 
 /// Where tiles needed after a reduction barrier live.
@@ -44,8 +46,8 @@ struct Schedule {
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
   /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
-  /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per reduction
-  /// per peer; values below 1 count as 1). check_legal passes the plan's count.
+  /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
+  /// reduction per peer; values below 1 count as 1). check_legal passes the plan's count.
   std::int64_t shared_memory_bytes(int row_reductions = 1) const;
 
   bool operator==(const Schedule&) const = default;
@@ -69,8 +71,9 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits = {
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule);
 
 nlohmann::json to_json(const Schedule& schedule);
-/// Parses a schedule; unknown or missing fields, wrong types and out-of-range enums are CompileErrors with the
-/// JSON path (`schedule.warp_roles: unknown value 'pingpong'`). Range checks beyond types are check_legal's.
+/// Parses a schedule; unknown or missing fields, wrong types and out-of-range enums are CompileErrors with
+/// the JSON path (`schedule.warp_roles: unknown value 'pingpong'`). Range checks beyond types are
+/// check_legal's.
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path = "schedule");
 std::string to_string(const Schedule& schedule);
 

@@ -34,8 +34,8 @@ class RuntimeError : public std::runtime_error {
 };
 
 /// Throws InternalError with `message` and the source location when `condition` is false.
-#define COMFUSE_CHECK(condition, message)                                                         \
-  do {                                                                                            \
+#define COMFUSE_CHECK(condition, message)                                                          \
+  do {                                                                                             \
     if (!(condition)) ::comfuse::internal_check_failed(#condition, (message), __FILE__, __LINE__); \
   } while (false)
 

@@ -31,11 +31,16 @@ float round_to_odd_float(double value) {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
-    case DType::boolean: return "bool";
+    case DType::f32:
+      return "f32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::i32:
+      return "i32";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -49,11 +54,16 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 int dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::f32: return 4;
-    case DType::f16: return 2;
-    case DType::bf16: return 2;
-    case DType::i32: return 4;
-    case DType::boolean: return 1;
+    case DType::f32:
+      return 4;
+    case DType::f16:
+      return 2;
+    case DType::bf16:
+      return 2;
+    case DType::i32:
+      return 4;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
@@ -62,23 +72,28 @@ bool is_float(DType dtype) {
   switch (dtype) {
     case DType::f32:
     case DType::f16:
-    case DType::bf16: return true;
+    case DType::bf16:
+      return true;
     case DType::i32:
-    case DType::boolean: return false;
+    case DType::boolean:
+      return false;
   }
   return false;
 }
 
 double round_to_dtype(double value, DType dtype) {
   switch (dtype) {
-    case DType::f32: return static_cast<double>(static_cast<float>(value));
-    case DType::f16: return static_cast<double>(static_cast<float>(Eigen::half(round_to_odd_float(value))));
+    case DType::f32:
+      return static_cast<double>(static_cast<float>(value));
+    case DType::f16:
+      return static_cast<double>(static_cast<float>(Eigen::half(round_to_odd_float(value))));
     case DType::bf16:
       return static_cast<double>(static_cast<float>(Eigen::bfloat16(round_to_odd_float(value))));
     case DType::i32:
       if (std::isnan(value)) return 0.0;
       return std::clamp(std::trunc(value), -2147483648.0, 2147483647.0);
-    case DType::boolean: return value != 0.0 ? 1.0 : 0.0;
+    case DType::boolean:
+      return value != 0.0 ? 1.0 : 0.0;
   }
   return value;
 }

@@ -13,7 +13,8 @@ class EqualityChecker {
     if (a == b) return true;
     auto [it, fresh] = tensor_pairs_.emplace(a, b);
     if (!fresh) return it->second == b;
-    if (a->name != b->name || a->shape != b->shape || a->dtype != b->dtype || a->kind != b->kind) return false;
+    if (a->name != b->name || a->shape != b->shape || a->dtype != b->dtype || a->kind != b->kind)
+      return false;
     if (a->kind == TensorKind::kPlaceholder) return true;
     std::map<const VarNode*, const VarNode*> saved;
     saved.swap(vars_);
@@ -29,7 +30,8 @@ class EqualityChecker {
   bool exprs(const Expr& a, const Expr& b) {
     if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
     switch (a.kind()) {
-      case ExprKind::kIntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+      case ExprKind::kIntImm:
+        return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
       case ExprKind::kFloatImm: {
         const double x = a.as<FloatImmNode>()->value, y = b.as<FloatImmNode>()->value;
         return std::memcmp(&x, &y, sizeof x) == 0;
@@ -50,7 +52,8 @@ class EqualityChecker {
         const auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
         return exprs(x->cond, y->cond) && exprs(x->if_true, y->if_true) && exprs(x->if_false, y->if_false);
       }
-      case ExprKind::kCast: return exprs(a.as<CastNode>()->value, b.as<CastNode>()->value);
+      case ExprKind::kCast:
+        return exprs(a.as<CastNode>()->value, b.as<CastNode>()->value);
       case ExprKind::kUnary: {
         const auto *x = a.as<UnaryNode>(), *y = b.as<UnaryNode>();
         return x->op == y->op && exprs(x->value, y->value);
@@ -61,7 +64,8 @@ class EqualityChecker {
       }
       case ExprKind::kRead: {
         const auto *x = a.as<ReadNode>(), *y = b.as<ReadNode>();
-        if (x->indices.size() != y->indices.size() || !tensors(x->tensor.get(), y->tensor.get())) return false;
+        if (x->indices.size() != y->indices.size() || !tensors(x->tensor.get(), y->tensor.get()))
+          return false;
         for (std::size_t d = 0; d < x->indices.size(); ++d) {
           if (!exprs(x->indices[d], y->indices[d])) return false;
         }
@@ -71,7 +75,8 @@ class EqualityChecker {
         const auto *x = a.as<ReduceNode>(), *y = b.as<ReduceNode>();
         if (x->op != y->op || x->axes.size() != y->axes.size()) return false;
         for (std::size_t i = 0; i < x->axes.size(); ++i) {
-          if (x->axes[i].name() != y->axes[i].name() || x->axes[i].extent() != y->axes[i].extent()) return false;
+          if (x->axes[i].name() != y->axes[i].name() || x->axes[i].extent() != y->axes[i].extent())
+            return false;
           vars_[x->axes[i].get()] = y->axes[i].get();
         }
         return exprs(x->body, y->body);
@@ -114,7 +119,9 @@ class Hasher {
     word(static_cast<std::uint64_t>(e.kind()));
     word(static_cast<std::uint64_t>(e.dtype()));
     switch (e.kind()) {
-      case ExprKind::kIntImm: word(static_cast<std::uint64_t>(e.as<IntImmNode>()->value)); return;
+      case ExprKind::kIntImm:
+        word(static_cast<std::uint64_t>(e.as<IntImmNode>()->value));
+        return;
       case ExprKind::kFloatImm: {
         std::uint64_t bits;
         const double value = e.as<FloatImmNode>()->value;
@@ -127,11 +134,21 @@ class Hasher {
         word(it == var_ids_.end() ? ~std::uint64_t{0} : it->second);
         return;
       }
-      case ExprKind::kBinary: word(static_cast<std::uint64_t>(e.as<BinaryNode>()->op)); break;
-      case ExprKind::kCompare: word(static_cast<std::uint64_t>(e.as<CompareNode>()->op)); break;
-      case ExprKind::kUnary: word(static_cast<std::uint64_t>(e.as<UnaryNode>()->op)); break;
-      case ExprKind::kPow: word(static_cast<std::uint64_t>(e.as<PowNode>()->exponent)); break;
-      case ExprKind::kRead: tensor(e.as<ReadNode>()->tensor.get()); break;
+      case ExprKind::kBinary:
+        word(static_cast<std::uint64_t>(e.as<BinaryNode>()->op));
+        break;
+      case ExprKind::kCompare:
+        word(static_cast<std::uint64_t>(e.as<CompareNode>()->op));
+        break;
+      case ExprKind::kUnary:
+        word(static_cast<std::uint64_t>(e.as<UnaryNode>()->op));
+        break;
+      case ExprKind::kPow:
+        word(static_cast<std::uint64_t>(e.as<PowNode>()->exponent));
+        break;
+      case ExprKind::kRead:
+        tensor(e.as<ReadNode>()->tensor.get());
+        break;
       case ExprKind::kReduce: {
         const auto* n = e.as<ReduceNode>();
         word(static_cast<std::uint64_t>(n->op));
@@ -143,7 +160,8 @@ class Hasher {
         break;
       }
       case ExprKind::kSelect:
-      case ExprKind::kCast: break;
+      case ExprKind::kCast:
+        break;
     }
     for_each_child(e, [&](const Expr& child) { expr(child); });
   }
@@ -170,7 +188,9 @@ class Hasher {
 
 }  // namespace
 
-bool structural_equal(const Tensor& a, const Tensor& b) { return EqualityChecker().tensors(a.get(), b.get()); }
+bool structural_equal(const Tensor& a, const Tensor& b) {
+  return EqualityChecker().tensors(a.get(), b.get());
+}
 
 bool structural_equal(const Program& a, const Program& b) {
   if (a.inputs().size() != b.inputs().size() || a.outputs().size() != b.outputs().size()) return false;

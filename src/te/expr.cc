@@ -12,7 +12,9 @@
 namespace comfuse::te {
 namespace {
 
-std::string dtype_str(DType dtype) { return std::string(dtype_name(dtype)); }
+std::string dtype_str(DType dtype) {
+  return std::string(dtype_name(dtype));
+}
 
 // "an i32", "a bool": the dtype with the article it is read with.
 std::string with_article(DType dtype) {
@@ -21,7 +23,8 @@ std::string with_article(DType dtype) {
 }
 
 void require_same_dtype(std::string_view what, const Expr& a, const Expr& b) {
-  if (!a.defined() || !b.defined()) throw CompileError(std::string(what) + ": operand is an undefined expression");
+  if (!a.defined() || !b.defined())
+    throw CompileError(std::string(what) + ": operand is an undefined expression");
   if (a.dtype() != b.dtype()) {
     throw CompileError(std::string("dtype mismatch in ") + std::string(what) + ": " + dtype_str(a.dtype()) +
                        " vs " + dtype_str(b.dtype()) + " (insert a cast)");
@@ -43,48 +46,72 @@ bool contains_reduce(const Expr& e) {
 
 std::string_view binary_op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
-    case BinaryOp::kMin: return "min";
-    case BinaryOp::kMax: return "max";
+    case BinaryOp::kAdd:
+      return "add";
+    case BinaryOp::kSub:
+      return "sub";
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kDiv:
+      return "div";
+    case BinaryOp::kMin:
+      return "min";
+    case BinaryOp::kMax:
+      return "max";
   }
   return "?";
 }
 
 std::string_view compare_op_name(CompareOp op) {
   switch (op) {
-    case CompareOp::kLt: return "lt";
-    case CompareOp::kLe: return "le";
-    case CompareOp::kGt: return "gt";
-    case CompareOp::kGe: return "ge";
-    case CompareOp::kEq: return "eq";
-    case CompareOp::kNe: return "ne";
+    case CompareOp::kLt:
+      return "lt";
+    case CompareOp::kLe:
+      return "le";
+    case CompareOp::kGt:
+      return "gt";
+    case CompareOp::kGe:
+      return "ge";
+    case CompareOp::kEq:
+      return "eq";
+    case CompareOp::kNe:
+      return "ne";
   }
   return "?";
 }
 
 std::string_view unary_op_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kNeg: return "neg";
-    case UnaryOp::kAbs: return "abs";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLog: return "log";
-    case UnaryOp::kTanh: return "tanh";
-    case UnaryOp::kErf: return "erf";
-    case UnaryOp::kSqrt: return "sqrt";
-    case UnaryOp::kRsqrt: return "rsqrt";
-    case UnaryOp::kSigmoid: return "sigmoid";
+    case UnaryOp::kNeg:
+      return "neg";
+    case UnaryOp::kAbs:
+      return "abs";
+    case UnaryOp::kExp:
+      return "exp";
+    case UnaryOp::kLog:
+      return "log";
+    case UnaryOp::kTanh:
+      return "tanh";
+    case UnaryOp::kErf:
+      return "erf";
+    case UnaryOp::kSqrt:
+      return "sqrt";
+    case UnaryOp::kRsqrt:
+      return "rsqrt";
+    case UnaryOp::kSigmoid:
+      return "sigmoid";
   }
   return "?";
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kMin: return "min";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kMin:
+      return "min";
   }
   return "?";
 }
@@ -102,10 +129,18 @@ DType Expr::dtype() const {
   return node_->dtype;
 }
 
-Var::operator Expr() const { return Expr(node_); }
-const std::string& Var::name() const { return node_->name; }
-std::int64_t Var::extent() const { return node_->extent; }
-VarKind Var::var_kind() const { return node_->var_kind; }
+Var::operator Expr() const {
+  return Expr(node_);
+}
+const std::string& Var::name() const {
+  return node_->name;
+}
+std::int64_t Var::extent() const {
+  return node_->extent;
+}
+VarKind Var::var_kind() const {
+  return node_->var_kind;
+}
 
 BinaryNode::BinaryNode(BinaryOp op, Expr a_in, Expr b_in)
     : ExprNode(kKind, a_in.dtype()), op(op), a(std::move(a_in)), b(std::move(b_in)) {}
@@ -113,9 +148,11 @@ BinaryNode::BinaryNode(BinaryOp op, Expr a_in, Expr b_in)
 SelectNode::SelectNode(Expr cond_in, Expr t, Expr f)
     : ExprNode(kKind, t.dtype()), cond(std::move(cond_in)), if_true(std::move(t)), if_false(std::move(f)) {}
 
-UnaryNode::UnaryNode(UnaryOp op, Expr value_in) : ExprNode(kKind, value_in.dtype()), op(op), value(std::move(value_in)) {}
+UnaryNode::UnaryNode(UnaryOp op, Expr value_in)
+    : ExprNode(kKind, value_in.dtype()), op(op), value(std::move(value_in)) {}
 
-PowNode::PowNode(Expr base_in, int exponent) : ExprNode(kKind, base_in.dtype()), base(std::move(base_in)), exponent(exponent) {}
+PowNode::PowNode(Expr base_in, int exponent)
+    : ExprNode(kKind, base_in.dtype()), base(std::move(base_in)), exponent(exponent) {}
 
 ReadNode::ReadNode(std::shared_ptr<const TensorNode> tensor_in, std::vector<Expr> indices_in)
     : ExprNode(kKind, tensor_in->dtype), tensor(std::move(tensor_in)), indices(std::move(indices_in)) {}
@@ -171,7 +208,8 @@ Expr compare(CompareOp op, Expr a, Expr b) {
 Expr select(Expr cond, Expr if_true, Expr if_false) {
   require_defined("select", cond);
   if (cond.dtype() != DType::boolean) {
-    throw CompileError("select condition has dtype " + dtype_str(cond.dtype()) + ", expected bool (a comparison)");
+    throw CompileError("select condition has dtype " + dtype_str(cond.dtype()) +
+                       ", expected bool (a comparison)");
   }
   require_same_dtype("select", if_true, if_false);
   return Expr(std::make_shared<SelectNode>(std::move(cond), std::move(if_true), std::move(if_false)));
@@ -188,7 +226,8 @@ Expr unary(UnaryOp op, Expr value) {
   const bool integer_ok = op == UnaryOp::kNeg || op == UnaryOp::kAbs;
   if (value.dtype() == DType::boolean || (!integer_ok && !is_float(value.dtype()))) {
     throw CompileError(std::string(unary_op_name(op)) + " of " + with_article(value.dtype()) +
-                       " operand: expected " + (integer_ok ? "a numeric" : "a float") + " dtype (insert a cast)");
+                       " operand: expected " + (integer_ok ? "a numeric" : "a float") +
+                       " dtype (insert a cast)");
   }
   return Expr(std::make_shared<UnaryNode>(op, std::move(value)));
 }
@@ -210,27 +249,51 @@ Expr reduce(ReduceOp op, Expr body, std::vector<Var> axes) {
   for (const Var& axis : axes) {
     if (axis.get() == nullptr) throw CompileError(what + ": undefined reduce axis");
     if (axis.var_kind() != VarKind::kReduce) {
-      throw CompileError(what + " over '" + axis.name() + "', which is an iteration variable, not a reduce axis");
+      throw CompileError(what + " over '" + axis.name() +
+                         "', which is an iteration variable, not a reduce axis");
     }
     if (!seen.insert(axis.get()).second) {
       throw CompileError(what + " lists reduce axis '" + axis.name() + "' twice");
     }
   }
-  if (contains_reduce(body)) throw CompileError("nested reduction in " + what + ": split it into two computes");
+  if (contains_reduce(body))
+    throw CompileError("nested reduction in " + what + ": split it into two computes");
   if (body.dtype() == DType::boolean) throw CompileError(what + " of bool values");
   return Expr(std::make_shared<ReduceNode>(op, std::move(body), std::move(axes)));
 }
 
-Expr operator-(Expr x) { return unary(UnaryOp::kNeg, std::move(x)); }
-Expr operator+(Expr a, Expr b) { return binary(BinaryOp::kAdd, std::move(a), std::move(b)); }
-Expr operator-(Expr a, Expr b) { return binary(BinaryOp::kSub, std::move(a), std::move(b)); }
-Expr operator*(Expr a, Expr b) { return binary(BinaryOp::kMul, std::move(a), std::move(b)); }
-Expr operator/(Expr a, Expr b) { return binary(BinaryOp::kDiv, std::move(a), std::move(b)); }
-Expr operator<(Expr a, Expr b) { return compare(CompareOp::kLt, std::move(a), std::move(b)); }
-Expr operator<=(Expr a, Expr b) { return compare(CompareOp::kLe, std::move(a), std::move(b)); }
-Expr operator>(Expr a, Expr b) { return compare(CompareOp::kGt, std::move(a), std::move(b)); }
-Expr operator>=(Expr a, Expr b) { return compare(CompareOp::kGe, std::move(a), std::move(b)); }
-Expr operator==(Expr a, Expr b) { return compare(CompareOp::kEq, std::move(a), std::move(b)); }
-Expr operator!=(Expr a, Expr b) { return compare(CompareOp::kNe, std::move(a), std::move(b)); }
+Expr operator-(Expr x) {
+  return unary(UnaryOp::kNeg, std::move(x));
+}
+Expr operator+(Expr a, Expr b) {
+  return binary(BinaryOp::kAdd, std::move(a), std::move(b));
+}
+Expr operator-(Expr a, Expr b) {
+  return binary(BinaryOp::kSub, std::move(a), std::move(b));
+}
+Expr operator*(Expr a, Expr b) {
+  return binary(BinaryOp::kMul, std::move(a), std::move(b));
+}
+Expr operator/(Expr a, Expr b) {
+  return binary(BinaryOp::kDiv, std::move(a), std::move(b));
+}
+Expr operator<(Expr a, Expr b) {
+  return compare(CompareOp::kLt, std::move(a), std::move(b));
+}
+Expr operator<=(Expr a, Expr b) {
+  return compare(CompareOp::kLe, std::move(a), std::move(b));
+}
+Expr operator>(Expr a, Expr b) {
+  return compare(CompareOp::kGt, std::move(a), std::move(b));
+}
+Expr operator>=(Expr a, Expr b) {
+  return compare(CompareOp::kGe, std::move(a), std::move(b));
+}
+Expr operator==(Expr a, Expr b) {
+  return compare(CompareOp::kEq, std::move(a), std::move(b));
+}
+Expr operator!=(Expr a, Expr b) {
+  return compare(CompareOp::kNe, std::move(a), std::move(b));
+}
 
 }  // namespace comfuse::te

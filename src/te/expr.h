@@ -193,17 +193,39 @@ Expr unary(UnaryOp op, Expr value);
 Expr pow(Expr base, int exponent);
 Expr reduce(ReduceOp op, Expr body, std::vector<Var> axes);
 
-inline Expr min(Expr a, Expr b) { return binary(BinaryOp::kMin, std::move(a), std::move(b)); }
-inline Expr max(Expr a, Expr b) { return binary(BinaryOp::kMax, std::move(a), std::move(b)); }
-inline Expr exp(Expr x) { return unary(UnaryOp::kExp, std::move(x)); }
-inline Expr log(Expr x) { return unary(UnaryOp::kLog, std::move(x)); }
-inline Expr tanh(Expr x) { return unary(UnaryOp::kTanh, std::move(x)); }
-inline Expr erf(Expr x) { return unary(UnaryOp::kErf, std::move(x)); }
-inline Expr sqrt(Expr x) { return unary(UnaryOp::kSqrt, std::move(x)); }
-inline Expr rsqrt(Expr x) { return unary(UnaryOp::kRsqrt, std::move(x)); }
-inline Expr sigmoid(Expr x) { return unary(UnaryOp::kSigmoid, std::move(x)); }
-inline Expr abs(Expr x) { return unary(UnaryOp::kAbs, std::move(x)); }
-inline Expr sum(Expr body, std::vector<Var> axes) { return reduce(ReduceOp::kSum, std::move(body), std::move(axes)); }
+inline Expr min(Expr a, Expr b) {
+  return binary(BinaryOp::kMin, std::move(a), std::move(b));
+}
+inline Expr max(Expr a, Expr b) {
+  return binary(BinaryOp::kMax, std::move(a), std::move(b));
+}
+inline Expr exp(Expr x) {
+  return unary(UnaryOp::kExp, std::move(x));
+}
+inline Expr log(Expr x) {
+  return unary(UnaryOp::kLog, std::move(x));
+}
+inline Expr tanh(Expr x) {
+  return unary(UnaryOp::kTanh, std::move(x));
+}
+inline Expr erf(Expr x) {
+  return unary(UnaryOp::kErf, std::move(x));
+}
+inline Expr sqrt(Expr x) {
+  return unary(UnaryOp::kSqrt, std::move(x));
+}
+inline Expr rsqrt(Expr x) {
+  return unary(UnaryOp::kRsqrt, std::move(x));
+}
+inline Expr sigmoid(Expr x) {
+  return unary(UnaryOp::kSigmoid, std::move(x));
+}
+inline Expr abs(Expr x) {
+  return unary(UnaryOp::kAbs, std::move(x));
+}
+inline Expr sum(Expr body, std::vector<Var> axes) {
+  return reduce(ReduceOp::kSum, std::move(body), std::move(axes));
+}
 inline Expr max_reduce(Expr body, std::vector<Var> axes) {
   return reduce(ReduceOp::kMax, std::move(body), std::move(axes));
 }
@@ -227,16 +249,16 @@ Expr operator!=(Expr a, Expr b);
 // bf16 when x is bf16; `i + 1` stays i32.
 template <typename T>
 concept Number = std::is_arithmetic_v<T>;
-#define COMFUSE_TE_LITERAL_OPERATOR(op)                                                                 \
-  template <Number T>                                                                                   \
-  Expr operator op(Expr a, T b) {                                                                       \
-    Expr rhs = constant_like(a, static_cast<double>(b));                                               \
-    return std::move(a) op rhs;                                                                         \
-  }                                                                                                     \
-  template <Number T>                                                                                   \
-  Expr operator op(T a, Expr b) {                                                                       \
-    Expr lhs = constant_like(b, static_cast<double>(a));                                               \
-    return lhs op std::move(b);                                                                         \
+#define COMFUSE_TE_LITERAL_OPERATOR(op)                  \
+  template <Number T>                                    \
+  Expr operator op(Expr a, T b) {                        \
+    Expr rhs = constant_like(a, static_cast<double>(b)); \
+    return std::move(a) op rhs;                          \
+  }                                                      \
+  template <Number T>                                    \
+  Expr operator op(T a, Expr b) {                        \
+    Expr lhs = constant_like(b, static_cast<double>(a)); \
+    return lhs op std::move(b);                          \
   }
 COMFUSE_TE_LITERAL_OPERATOR(+)
 COMFUSE_TE_LITERAL_OPERATOR(-)

@@ -8,7 +8,8 @@ void for_each_child(const Expr& e, F&& visit) {
   switch (e.kind()) {
     case ExprKind::kIntImm:
     case ExprKind::kFloatImm:
-    case ExprKind::kVar: return;
+    case ExprKind::kVar:
+      return;
     case ExprKind::kBinary: {
       const auto* n = e.as<BinaryNode>();
       visit(n->a);
@@ -28,13 +29,21 @@ void for_each_child(const Expr& e, F&& visit) {
       visit(n->if_false);
       return;
     }
-    case ExprKind::kCast: visit(e.as<CastNode>()->value); return;
-    case ExprKind::kUnary: visit(e.as<UnaryNode>()->value); return;
-    case ExprKind::kPow: visit(e.as<PowNode>()->base); return;
+    case ExprKind::kCast:
+      visit(e.as<CastNode>()->value);
+      return;
+    case ExprKind::kUnary:
+      visit(e.as<UnaryNode>()->value);
+      return;
+    case ExprKind::kPow:
+      visit(e.as<PowNode>()->base);
+      return;
     case ExprKind::kRead:
       for (const Expr& index : e.as<ReadNode>()->indices) visit(index);
       return;
-    case ExprKind::kReduce: visit(e.as<ReduceNode>()->body); return;
+    case ExprKind::kReduce:
+      visit(e.as<ReduceNode>()->body);
+      return;
   }
 }
 

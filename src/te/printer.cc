@@ -17,24 +17,35 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 std::string infix_symbol(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return " + ";
-    case BinaryOp::kSub: return " - ";
-    case BinaryOp::kMul: return " * ";
-    case BinaryOp::kDiv: return " / ";
+    case BinaryOp::kAdd:
+      return " + ";
+    case BinaryOp::kSub:
+      return " - ";
+    case BinaryOp::kMul:
+      return " * ";
+    case BinaryOp::kDiv:
+      return " / ";
     case BinaryOp::kMin:
-    case BinaryOp::kMax: return "";
+    case BinaryOp::kMax:
+      return "";
   }
   return "";
 }
 
 std::string compare_symbol(CompareOp op) {
   switch (op) {
-    case CompareOp::kLt: return " < ";
-    case CompareOp::kLe: return " <= ";
-    case CompareOp::kGt: return " > ";
-    case CompareOp::kGe: return " >= ";
-    case CompareOp::kEq: return " == ";
-    case CompareOp::kNe: return " != ";
+    case CompareOp::kLt:
+      return " < ";
+    case CompareOp::kLe:
+      return " <= ";
+    case CompareOp::kGt:
+      return " > ";
+    case CompareOp::kGe:
+      return " >= ";
+    case CompareOp::kEq:
+      return " == ";
+    case CompareOp::kNe:
+      return " != ";
   }
   return "";
 }
@@ -54,12 +65,14 @@ std::string format_double(double value) {
 std::string to_string(const Expr& e) {
   if (!e.defined()) return "<undefined>";
   switch (e.kind()) {
-    case ExprKind::kIntImm: return std::to_string(e.as<IntImmNode>()->value);
+    case ExprKind::kIntImm:
+      return std::to_string(e.as<IntImmNode>()->value);
     case ExprKind::kFloatImm: {
       const std::string text = format_double(e.as<FloatImmNode>()->value);
       return e.dtype() == DType::f32 ? text : std::string(dtype_name(e.dtype())) + "(" + text + ")";
     }
-    case ExprKind::kVar: return e.as<VarNode>()->name;
+    case ExprKind::kVar:
+      return e.as<VarNode>()->name;
     case ExprKind::kBinary: {
       const auto* n = e.as<BinaryNode>();
       if (n->op == BinaryOp::kMin || n->op == BinaryOp::kMax) {
@@ -73,9 +86,11 @@ std::string to_string(const Expr& e) {
     }
     case ExprKind::kSelect: {
       const auto* n = e.as<SelectNode>();
-      return "select(" + to_string(n->cond) + ", " + to_string(n->if_true) + ", " + to_string(n->if_false) + ")";
+      return "select(" + to_string(n->cond) + ", " + to_string(n->if_true) + ", " + to_string(n->if_false) +
+             ")";
     }
-    case ExprKind::kCast: return std::string(dtype_name(e.dtype())) + "(" + to_string(e.as<CastNode>()->value) + ")";
+    case ExprKind::kCast:
+      return std::string(dtype_name(e.dtype())) + "(" + to_string(e.as<CastNode>()->value) + ")";
     case ExprKind::kUnary: {
       const auto* n = e.as<UnaryNode>();
       if (n->op == UnaryOp::kNeg) {

@@ -85,8 +85,8 @@ Program::Program(std::vector<Tensor> inputs, std::vector<Tensor> outputs)
     for (const VarNode* axis : axes) {
       auto [owner, fresh] = reduce_axis_owner.emplace(axis, t.name());
       if (!fresh) {
-        throw CompileError("reduce axis '" + axis->name + "' is reused by computes '" + owner->second + "' and '" +
-                           t.name() + "'");
+        throw CompileError("reduce axis '" + axis->name + "' is reused by computes '" + owner->second +
+                           "' and '" + t.name() + "'");
       }
     }
   }

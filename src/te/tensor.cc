@@ -20,7 +20,8 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
 
 void validate_tensor_header(const std::string& name, const std::vector<std::int64_t>& shape) {
   if (!is_identifier(name)) {
-    throw CompileError("tensor name '" + name + "' is not an identifier (letters, digits, '_', not first a digit)");
+    throw CompileError("tensor name '" + name +
+                       "' is not an identifier (letters, digits, '_', not first a digit)");
   }
   if (shape.empty()) throw CompileError("tensor '" + name + "' has no axes: give it shape [1]");
   for (std::size_t d = 0; d < shape.size(); ++d) {
@@ -45,8 +46,10 @@ struct Affine {
 
 std::optional<Affine> as_affine(const Expr& e) {
   switch (e.kind()) {
-    case ExprKind::kIntImm: return Affine{{}, e.as<IntImmNode>()->value};
-    case ExprKind::kVar: return Affine{{{e.as<VarNode>(), 1}}, 0};
+    case ExprKind::kIntImm:
+      return Affine{{}, e.as<IntImmNode>()->value};
+    case ExprKind::kVar:
+      return Affine{{{e.as<VarNode>(), 1}}, 0};
     case ExprKind::kBinary: {
       const auto* n = e.as<BinaryNode>();
       auto a = as_affine(n->a), b = as_affine(n->b);
@@ -81,7 +84,8 @@ std::optional<Affine> as_affine(const Expr& e) {
     case ExprKind::kUnary:
     case ExprKind::kPow:
     case ExprKind::kRead:
-    case ExprKind::kReduce: return std::nullopt;
+    case ExprKind::kReduce:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -100,13 +104,16 @@ Range conservative_range(const Expr& e) {
       const auto v = e.as<IntImmNode>()->value;
       return {v, v, true};
     }
-    case ExprKind::kVar: return {0, e.as<VarNode>()->extent - 1, true};
+    case ExprKind::kVar:
+      return {0, e.as<VarNode>()->extent - 1, true};
     case ExprKind::kBinary: {
       const auto* n = e.as<BinaryNode>();
       const Range a = conservative_range(n->a), b = conservative_range(n->b);
       switch (n->op) {
-        case BinaryOp::kAdd: return clamped(a.lo + b.lo, a.hi + b.hi);
-        case BinaryOp::kSub: return clamped(a.lo - b.hi, a.hi - b.lo);
+        case BinaryOp::kAdd:
+          return clamped(a.lo + b.lo, a.hi + b.hi);
+        case BinaryOp::kSub:
+          return clamped(a.lo - b.hi, a.hi - b.lo);
         case BinaryOp::kMul: {
           // Products of two bounds of magnitude <= 2^40 may not fit: take them in long double.
           const long double alo = a.lo, ahi = a.hi;
@@ -121,8 +128,10 @@ Range conservative_range(const Expr& e) {
             return clamped(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
           }
           break;
-        case BinaryOp::kMin: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), false};
-        case BinaryOp::kMax: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), false};
+        case BinaryOp::kMin:
+          return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), false};
+        case BinaryOp::kMax:
+          return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), false};
       }
       break;
     }
@@ -137,7 +146,8 @@ Range conservative_range(const Expr& e) {
     case ExprKind::kUnary:
     case ExprKind::kPow:
     case ExprKind::kRead:
-    case ExprKind::kReduce: break;
+    case ExprKind::kReduce:
+      break;
   }
   return {-kUnbounded, kUnbounded, false};
 }
@@ -188,7 +198,9 @@ class BodyChecker {
         for (const Var& axis : n->axes) bound_.erase(axis.get());
         return;
       }
-      case ExprKind::kRead: check_read(e); break;
+      case ExprKind::kRead:
+        check_read(e);
+        break;
       case ExprKind::kIntImm:
       case ExprKind::kFloatImm:
       case ExprKind::kBinary:
@@ -196,7 +208,8 @@ class BodyChecker {
       case ExprKind::kSelect:
       case ExprKind::kCast:
       case ExprKind::kUnary:
-      case ExprKind::kPow: break;
+      case ExprKind::kPow:
+        break;
     }
     for_each_child(e, [&](const Expr& child) { check(child); });
   }
@@ -277,8 +290,10 @@ Tensor compute(std::vector<std::int64_t> shape, const std::function<Expr(const s
     throw CompileError("compute '" + name + "': " + error.what());
   }
   if (!body.defined()) {
-    throw CompileError("compute '" + name + "': the body function returned no expression (it must take one Var per "
-                       "axis, " + std::to_string(shape.size()) + " here)");
+    throw CompileError("compute '" + name +
+                       "': the body function returned no expression (it must take one Var per "
+                       "axis, " +
+                       std::to_string(shape.size()) + " here)");
   }
   return make_compute(std::move(shape), std::move(axes), std::move(body), std::move(name));
 }

@@ -62,8 +62,8 @@ Tensor compute(std::vector<std::int64_t> shape, const std::function<Expr(const s
 
 /// compute with one Var parameter per output axis: compute({M, N}, [&](Var i, Var j) { ... }, "Y").
 template <typename F>
-  requires(!std::is_invocable_v<F, const std::vector<Var>&>)
-Tensor compute(std::vector<std::int64_t> shape, F&& fcompute, std::string name) {
+requires(!std::is_invocable_v<F, const std::vector<Var>&>) Tensor
+    compute(std::vector<std::int64_t> shape, F&& fcompute, std::string name) {
   return compute(
       std::move(shape),
       [&](const std::vector<Var>& axes) -> Expr {

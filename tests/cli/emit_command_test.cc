@@ -33,7 +33,9 @@ TEST(EmitCommand, WritesSourceAndCubin) {
       std::ifstream in(entry.path(), std::ios::binary);
       char magic[4] = {};
       in.read(magic, 4);
-      EXPECT_EQ(std::string(magic, 4), "\x7f" "ELF");
+      EXPECT_EQ(std::string(magic, 4),
+                "\x7f"
+                "ELF");
     }
   }
   EXPECT_EQ(sources, 1u);
@@ -43,11 +45,14 @@ TEST(EmitCommand, WritesSourceAndCubin) {
 }
 
 TEST(EmitCommand, IllegalScheduleIsExitCode2WithTheReason) {
-  const fs::path file = fs::temp_directory_path() / ("comfuse_schedule_" + std::to_string(::getpid()) + ".json");
+  const fs::path file =
+      fs::temp_directory_path() / ("comfuse_schedule_" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << R"({"bm":128,"bn":200,"bk":64,"stages":4,"cluster_n":1,"warp_roles":"cooperative",)"
                       << R"("reduction":"cta","carried":"l2_stash","raster_group_m":8})";
   std::ostringstream out, err;
-  EXPECT_EQ(run_emit({"gemm", "--shape", "M=64,K=64,N=400", "--schedule", file.string(), "-o", "/tmp/x"}, out, err), 2);
+  EXPECT_EQ(
+      run_emit({"gemm", "--shape", "M=64,K=64,N=400", "--schedule", file.string(), "-o", "/tmp/x"}, out, err),
+      2);
   EXPECT_NE(err.str().find("BN=200 is not a multiple of 16"), std::string::npos) << err.str();
   fs::remove(file);
 }

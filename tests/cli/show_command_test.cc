@@ -57,7 +57,8 @@ TEST(ShowCommand, KeyDependsOnShape) {
 }
 
 TEST(ShowCommand, WritesGraphviz) {
-  const auto path = std::filesystem::temp_directory_path() / ("comfuse_show_" + std::to_string(::getpid()) + ".dot");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("comfuse_show_" + std::to_string(::getpid()) + ".dot");
   const Result r = show({"gemm_softmax", "--shape", "M=8,K=16,N=32", "--dot", path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream dot(path);

@@ -111,7 +111,8 @@ TEST(KernelEmitter, LaunchConfiguration) {
   Schedule rms_cta = cluster_schedule(128, 64, 1, ValueHome::kL2Stash);
   rms_cta.stages = 5;
   const Case cases[] = {
-      // 2 x 2 tiles of 128 x 256; 4 stages of (128 + 256) x 64 bf16 = 196608 ring bytes, 12 barriers (ring, exchange, ping-pong order).
+      // 2 x 2 tiles of 128 x 256; 4 stages of (128 + 256) x 64 bf16 = 196608 ring bytes, 12 barriers (ring,
+      // exchange, ping-pong order).
       {"gemm", plan_of("gemm", 256, 128, 512), gemm_default, {4, 384, 1, 1024 + 196608 + 96}},
       // 4 x 4 tiles of 64 x 128, two per CTA.
       {"gemm ping-pong", plan_of("gemm", 256, 128, 512), ping_pong, {8, 384, 1, 1024 + 4 * 192 * 128 + 96}},

@@ -161,8 +161,13 @@ TEST(Schedule, LegalCornerCases) {
 
 TEST(Schedule, SharedMemoryBytes) {
   Schedule s;  // BM=128 BN=128 stages=4, cooperative (two consumer warpgroups)
-  // 1024 alignment + 4 * 256 * 64 * 2 ring + 2 * 8 * 4 + 64 barriers + 4 * 128 * 2 * 2 reduction scratch
-  EXPECT_EQ(s.shared_memory_bytes(), 1024 + 131072 + 128 + 2048);
+  // 1024 alignment + 4 * 256 * 64 * 2 ring + 2 * 8 * 4 + 64 barriers; no cluster, no ping-pong: no scratch
+  EXPECT_EQ(s.shared_memory_bytes(), 1024 + 131072 + 128);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.bm = 64;
+  // Ping-pong warpgroups combine row partials: 2 buffers x 2 warpgroups x 64 rows of f32.
+  EXPECT_EQ(s.shared_memory_bytes(), 1024 + 4 * 192 * 128 + 128 + 4 * 64 * 2 * 2);
+  s.warp_roles = WarpRoles::kCooperative;
   s.bm = 64;
   s.bn = 256;
   s.stages = 3;

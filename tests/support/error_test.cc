@@ -10,8 +10,9 @@ TEST(RuntimeError, CarriesApiCodeAndLog) {
   RuntimeError error("nvrtcCompileProgram", 6, "compilation failed", "kernel.cu(3): error: expected a ';'");
   EXPECT_EQ(error.api(), "nvrtcCompileProgram");
   EXPECT_EQ(error.code(), 6);
-  EXPECT_EQ(std::string(error.what()),
-            "nvrtcCompileProgram failed with code 6: compilation failed\nkernel.cu(3): error: expected a ';'");
+  EXPECT_EQ(
+      std::string(error.what()),
+      "nvrtcCompileProgram failed with code 6: compilation failed\nkernel.cu(3): error: expected a ';'");
 }
 
 TEST(InternalCheck, ThrowsInternalErrorWithLocation) {

@@ -13,7 +13,9 @@ TEST(Sha256, KnownVectors) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
-TEST(Sha256, DiffersOnOneByte) { EXPECT_NE(sha256_hex("comfuse"), sha256_hex("comfusf")); }
+TEST(Sha256, DiffersOnOneByte) {
+  EXPECT_NE(sha256_hex("comfuse"), sha256_hex("comfusf"));
+}
 
 }  // namespace
 }  // namespace comfuse

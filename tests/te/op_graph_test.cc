@@ -11,9 +11,12 @@ namespace {
 // X -> A -> C, X -> B -> C (a diamond), with C also reading X directly.
 Program diamond() {
   auto X = placeholder({4}, DType::f32, "X");
-  auto A = compute({4}, [&](Var i) { return X(i) * 2.0; }, "A");
-  auto B = compute({4}, [&](Var i) { return exp(X(i)); }, "B");
-  auto C = compute({4}, [&](Var i) { return A(i) + B(i) + X(i) + A(i); }, "C");
+  auto A = compute(
+      {4}, [&](Var i) { return X(i) * 2.0; }, "A");
+  auto B = compute(
+      {4}, [&](Var i) { return exp(X(i)); }, "B");
+  auto C = compute(
+      {4}, [&](Var i) { return A(i) + B(i) + X(i) + A(i); }, "C");
   return Program({X}, {C});
 }
 

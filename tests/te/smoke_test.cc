@@ -12,8 +12,9 @@ Program small_gemm() {
   auto X = placeholder({4, 8}, DType::bf16, "X");
   auto W = placeholder({8, 3}, DType::bf16, "W");
   auto k = reduce_axis(8, "k");
-  auto Y = compute({4, 3}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(k, j)), {k}); },
-                   "Y");
+  auto Y = compute(
+      {4, 3}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(k, j)), {k}); },
+      "Y");
   return Program({X, W}, {Y});
 }
 

@@ -1,5 +1,5 @@
-// Every fused workload x each legal reduction placement x shapes (reduced, odd, suite), on the GPU, against the
-// CPU reference: fresh random inputs, outputs poisoned with NaN before each run, relative error <= 1e-2.
+// Every fused workload x each legal reduction placement x shapes (reduced, odd, suite), on the GPU, against
+// the CPU reference: fresh random inputs, outputs poisoned with NaN before each run, relative error <= 1e-2.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -40,16 +40,22 @@ te::Program swish_rowmax_program(std::int64_t M, std::int64_t K, std::int64_t N)
   auto X = placeholder({M, K}, DType::bf16, "X");
   auto W = placeholder({N, K}, DType::bf16, "W");
   auto k = reduce_axis(K, "k");
-  auto Y = compute({M, N}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(j, k)), {k}); }, "Y");
-  auto S = compute({M, N}, [&](Var i, Var j) { return Y(i, j) * sigmoid(Y(i, j)); }, "S");
+  auto Y = compute(
+      {M, N}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(j, k)), {k}); },
+      "Y");
+  auto S = compute(
+      {M, N}, [&](Var i, Var j) { return Y(i, j) * sigmoid(Y(i, j)); }, "S");
   auto n = reduce_axis(N, "n");
-  auto peak = compute({M}, [&](Var i) { return max_reduce(abs(S(i, n)), {n}); }, "peak");
-  auto out = compute({M, N}, [&](Var i, Var j) { return cast(DType::bf16, S(i, j) / (peak(i) + 1e-6)); }, "out");
+  auto peak = compute(
+      {M}, [&](Var i) { return max_reduce(abs(S(i, n)), {n}); }, "peak");
+  auto out = compute(
+      {M, N}, [&](Var i, Var j) { return cast(DType::bf16, S(i, j) / (peak(i) + 1e-6)); }, "out");
   return Program({X, W}, {out});
 }
 
 te::Program build(const Case& c) {
-  if (c.workload == "swish_rowmax") return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
+  if (c.workload == "swish_rowmax")
+    return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
   return te::build_workload(c.workload, c.shape);
 }
 
@@ -58,14 +64,14 @@ std::vector<Case> cases() {
                                              "gemm_gelu_layernorm", "gemm_softmax", "gemm_softcap_softmax",
                                              "swish_rowmax"};
   const std::vector<te::Shape> shapes = {
-      {{"M", 256}, {"K", 256}, {"N", 512}},   // reduced
-      {{"M", 77}, {"K", 40}, {"N", 1000}},    // odd: tails in M, K and N
-      {{"M", 1}, {"K", 64}, {"N", 256}},      // a single row
+      {{"M", 256}, {"K", 256}, {"N", 512}},  // reduced
+      {{"M", 77}, {"K", 40}, {"N", 1000}},   // odd: tails in M, K and N
+      {{"M", 1}, {"K", 64}, {"N", 256}},     // a single row
   };
   std::vector<Case> result;
   for (const te::Shape& shape : shapes) {
-    const std::string shape_label =
-        "M" + std::to_string(shape.at("M")) + "_K" + std::to_string(shape.at("K")) + "_N" + std::to_string(shape.at("N"));
+    const std::string shape_label = "M" + std::to_string(shape.at("M")) + "_K" +
+                                    std::to_string(shape.at("K")) + "_N" + std::to_string(shape.at("N"));
     // Plain GEMM and GEMM+bias+ReLU: cooperative and ping-pong, several tiles.
     for (const std::string w : {"gemm", "gemm_bias_relu"}) {
       Schedule coop;
@@ -96,6 +102,14 @@ std::vector<Case> cases() {
       cluster_stash.reduction = ReductionPlacement::kCluster;
       cluster_stash.cluster_n = 2;
       result.push_back({w, shape, cluster_stash, "cluster_stash"});
+      Schedule ping_pong_stash = cta_stash;
+      ping_pong_stash.warp_roles = WarpRoles::kPingPong;
+      result.push_back({w, shape, ping_pong_stash, "pingpong_stash"});
+      Schedule ping_pong_cluster = ping_pong_stash;
+      ping_pong_cluster.reduction = ReductionPlacement::kCluster;
+      ping_pong_cluster.cluster_n = n <= 512 ? 2 : 4;
+      ping_pong_cluster.carried = ValueHome::kRegisters;
+      result.push_back({w, shape, ping_pong_cluster, "pingpong_cluster_registers"});
       if (n <= 256) {
         Schedule cta_regs = cta_stash;
         cta_regs.bn = 256;
@@ -111,7 +125,8 @@ std::vector<Case> cases() {
   result.push_back({"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}, Schedule{}, "default/suite"});
   result.push_back({"post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}}, Schedule{}, "default/suite"});
   result.push_back({"gemm_softmax", {{"M", 4096}, {"K", 4096}, {"N", 32000}}, Schedule{}, "default/suite"});
-  result.push_back({"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, Schedule{}, "default/suite"});
+  result.push_back(
+      {"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, Schedule{}, "default/suite"});
   result.push_back({"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}, Schedule{}, "default/suite"});
   return result;
 }
@@ -127,7 +142,8 @@ class FusedKernelGpuTest : public gpu_test::GpuTest {};
 TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
   const std::vector<Case> all = cases();
   ASSERT_GT(all.size(), 40u);
-  const std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::uint64_t seed =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::cout << "random seed " << seed << "\n";
 
   // Plan, schedule and emit on the host first; compile on all cores.
@@ -138,7 +154,8 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
     std::string error;
   };
   std::vector<Prepared> prepared;
-  // COMFUSE_GPU_CASES=substring narrows the run to matching "workload/label" cases (for debugging one kernel).
+  // COMFUSE_GPU_CASES=substring narrows the run to matching "workload/label" cases (for debugging one
+  // kernel).
   const char* filter = std::getenv("COMFUSE_GPU_CASES");
   std::vector<Case> runnable;
   for (const Case& c : all) {
@@ -216,7 +233,8 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
       if (!check.ok) {
         ++failures;
         ADD_FAILURE() << name << ": rel_err " << check.max_rel_error << ", non-finite " << check.non_finite
-                      << " (seed " << seed << ")\n" << check.detail;
+                      << " (seed " << seed << ")\n"
+                      << check.detail;
       }
     } catch (const std::exception& error) {
       ++failures;
