@@ -2,7 +2,10 @@
 // with CUPTI; checks every fused kernel against the CPU reference first. Writes a JSON file and prints a
 // table.
 //
-//   bench_suite OUT.json [--repeats N] [--only WORKLOAD]
+//   bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong]
+//
+// --variant ping_pong runs reduction plans with two ping-pong consumer warpgroups (BM=64) in place of the default
+// warp roles, where that is legal: the experiment behind benchmarks/NOTES.md's ping-pong entry.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -45,16 +48,17 @@ std::string today() {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD]\n";
+    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong]\n";
     return 2;
   }
   const std::string out_path = argv[1];
   int repeats = 50;
-  std::string only;
+  std::string only, variant;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--only") only = argv[i + 1];
+    if (flag == "--variant") variant = argv[i + 1];
   }
 
   std::vector<Row> rows;
@@ -68,7 +72,18 @@ int run(int argc, char** argv) {
     try {
       row.plan = schedule::plan_fusion(*row.program);
       row.flops = 2 * row.plan->anchor.m * row.plan->anchor.n * row.plan->anchor.k;
-      const schedule::Schedule s = schedule::default_schedule(*row.plan);
+      schedule::Schedule s = schedule::default_schedule(*row.plan);
+      if (variant == "ping_pong" && row.plan->has_reductions()) {
+        schedule::Schedule ping_pong = s;
+        ping_pong.bm = 64;
+        ping_pong.warp_roles = schedule::WarpRoles::kPingPong;
+        try {
+          schedule::check_legal(*row.plan, ping_pong);
+          s = ping_pong;
+        } catch (const CompileError&) {
+          // Not legal for this plan (e.g. registers with two tiles per warpgroup): keep the default.
+        }
+      }
       row.source = codegen::emit_kernel(*row.plan, s, "sha256:" + std::string(64, '0'));
     } catch (const CompileError& error) {
       row.unsupported = error.what();
@@ -176,6 +191,7 @@ int run(int argc, char** argv) {
   nlohmann::json result = {{"device", fingerprint.name},
                            {"fingerprint", runtime::fingerprint_to_json(fingerprint)},
                            {"date", today()},
+                           {"variant", variant.empty() ? "default" : variant},
                            {"timing", "CUPTI kernel durations, median of " + std::to_string(repeats) +
                                           " runs, L2 flushed before each, 10 warm-up runs"},
                            {"workloads", workloads}};
