@@ -211,18 +211,17 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     if (one_tile) {
       s = *one_tile;
     } else {
-      // Otherwise each CTA loops over its columns and stashes; spread rows over a cluster when there are few
-      // row blocks, to fill the SMs.
-      s.bm = a.m >= 128 * 132 / 2 ? 128 : 64;
+      // Otherwise each CTA loops over its columns and stashes. Two ping-pong warpgroups take alternate column
+      // tiles of the same 64 rows, so that one tile's memory stages run under the next tile's mainloop
+      // (1.5-2.4x over cooperative on the H200, benchmarks/NOTES.md). Spread rows over a cluster when there
+      // are few row blocks, to fill the SMs.
+      s.bm = 64;
+      s.warp_roles = WarpRoles::kPingPong;
       const std::int64_t row_blocks = ceil_div(a.m, s.bm);
       const std::int64_t max_cluster = std::min<std::int64_t>({n_tiles, 8, limits.max_cluster_size});
       while (row_blocks * s.cluster_n < 132 && s.cluster_n * 2 <= max_cluster) s.cluster_n *= 2;
       s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-      s.carried = ceil_div(n_tiles, s.cluster_n) > 1 ? ValueHome::kL2Stash : ValueHome::kRegisters;
-      if (s.carried == ValueHome::kRegisters &&
-          accumulator_registers(plan, s) > limits.registers_per_consumer_thread - 64) {
-        s.carried = ValueHome::kL2Stash;
-      }
+      s.carried = ValueHome::kL2Stash;
     }
     s.stages = 4;
   }
