@@ -81,7 +81,8 @@ class Executor {
   double* reg(int r) { return regs_.data() + static_cast<std::size_t>(r) * kLanes; }
 
   void run_chunk(std::int64_t start, int n) {
-    std::vector<std::int64_t> index(rank_);
+    std::vector<std::int64_t>& index = first_index_;
+    index.resize(rank_);
     for (std::size_t d = rank_, rest = static_cast<std::size_t>(start); d-- > 0;) {
       const auto extent = static_cast<std::size_t>(tensor_.shape[d]);
       index[d] = static_cast<std::int64_t>(rest % extent);
@@ -419,6 +420,7 @@ class Executor {
   std::vector<std::int64_t> axis_vals_;  // per axis and lane: the element's index
   std::vector<std::int64_t> iacc_;       // per lane: i32 sums
   std::vector<std::int64_t> reduce_vals_;
+  std::vector<std::int64_t> first_index_;  // scratch: the index of a chunk's first element
   const Block* reduce_block_ = nullptr;
 };
 
