@@ -6,16 +6,8 @@
 namespace comfuse::runtime {
 
 Context::Context(int ordinal, const Driver& driver) : driver_(&driver), ordinal_(ordinal) {
-  const int count = driver.device_count();
-  if (ordinal < 0 || ordinal >= count) {
-    throw NoCudaDeviceError("cuDeviceGet", -1,
-                            count == 0
-                                ? "the driver reports 0 devices"
-                                : "device " + std::to_string(ordinal) + " requested but the driver reports " +
-                                      std::to_string(count) + " devices");
-  }
   const DriverApi& api = driver.api();
-  driver.check(api.device_get(&device_, ordinal), "cuDeviceGet");
+  device_ = driver.device(ordinal);
   driver.check(api.primary_ctx_retain(&context_, device_), "cuDevicePrimaryCtxRetain");
   CUresult result = api.ctx_set_current(context_);
   if (result != CUDA_SUCCESS) {

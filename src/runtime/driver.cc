@@ -121,6 +121,20 @@ int Driver::device_count() const {
   return count;
 }
 
+CUdevice Driver::device(int ordinal) const {
+  const int count = device_count();
+  if (ordinal < 0 || ordinal >= count) {
+    throw NoCudaDeviceError("cuDeviceGet", -1,
+                            count == 0
+                                ? "the driver reports 0 devices"
+                                : "device " + std::to_string(ordinal) + " requested but the driver reports " +
+                                      std::to_string(count) + " devices");
+  }
+  CUdevice device = 0;
+  check(api_.device_get(&device, ordinal), "cuDeviceGet");
+  return device;
+}
+
 std::string Driver::describe(CUresult result) const {
   const char* name = nullptr;
   const char* text = nullptr;

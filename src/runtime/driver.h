@@ -92,6 +92,8 @@ class Driver {
   int version() const { return version_; }
   /// The number of devices; 0 is a valid answer here (Context reports it as NoCudaDeviceError).
   int device_count() const;
+  /// Device `ordinal`. Throws NoCudaDeviceError when there is no such device (none at all, or too few).
+  CUdevice device(int ordinal) const;
 
   /// Throws RuntimeError(api, result, "<CUDA_ERROR_NAME>: <description>") unless `result` is CUDA_SUCCESS.
   void check(CUresult result, const char* api) const;

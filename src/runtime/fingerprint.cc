@@ -111,17 +111,8 @@ std::string arch_for(int cc_major, int cc_minor) {
 }
 
 DeviceFingerprint read_fingerprint(int ordinal, const Driver& driver) {
-  const int count = driver.device_count();
-  if (ordinal < 0 || ordinal >= count) {
-    throw NoCudaDeviceError("cuDeviceGet", -1,
-                            count == 0
-                                ? "the driver reports 0 devices"
-                                : "device " + std::to_string(ordinal) + " requested but the driver reports " +
-                                      std::to_string(count) + " devices");
-  }
   const DriverApi& api = driver.api();
-  CUdevice device = 0;
-  driver.check(api.device_get(&device, ordinal), "cuDeviceGet");
+  const CUdevice device = driver.device(ordinal);
   auto attribute = [&](CUdevice_attribute which) {
     int value = 0;
     driver.check(api.device_get_attribute(&value, which, device), "cuDeviceGetAttribute");

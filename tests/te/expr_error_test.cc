@@ -6,22 +6,12 @@
 #include <string>
 
 #include "support/error.h"
+#include "te/error_of.h"
 #include "te/expr.h"
 #include "te/tensor.h"
 
 namespace comfuse::te {
 namespace {
-
-// The message of the CompileError `build` throws, or a marker when it throws none.
-template <typename F>
-std::string error_of(F&& build) {
-  try {
-    build();
-  } catch (const CompileError& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
 
 class ExprErrorTest : public ::testing::Test {
  protected:

@@ -4,20 +4,11 @@
 #include <string>
 
 #include "support/error.h"
+#include "te/error_of.h"
 #include "te/program.h"
 
 namespace comfuse::te {
 namespace {
-
-template <typename F>
-std::string error_of(F&& build) {
-  try {
-    build();
-  } catch (const CompileError& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
 
 class ProgramErrorTest : public ::testing::Test {
  protected:
