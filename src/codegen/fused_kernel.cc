@@ -32,7 +32,6 @@ std::size_t tensor_bytes(const te::Tensor& t) {
   return static_cast<std::size_t>(count) * te::dtype_bytes(t.dtype());
 }
 
-template <typename T>
 std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor& t) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].same_as(t)) return i;
@@ -95,7 +94,7 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
     switch (p.kind) {
       case KernelParam::Kind::kTmaA:
       case KernelParam::Kind::kTmaB: {
-        const auto& buffer = bindings.inputs.at(position_of<te::Tensor>(program_.inputs(), p.tensor));
+        const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
         const bool is_a = p.kind == KernelParam::Kind::kTmaA;
         maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(),
                                           p.tensor.shape()[0], p.tensor.shape()[1], is_a ? bm : bn));
@@ -103,11 +102,11 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         break;
       }
       case KernelParam::Kind::kInput:
-        pointers.push_back(bindings.inputs.at(position_of<te::Tensor>(program_.inputs(), p.tensor)).get());
+        pointers.push_back(bindings.inputs.at(position_of(program_.inputs(), p.tensor)).get());
         args.push_back(&pointers.back());
         break;
       case KernelParam::Kind::kOutput:
-        pointers.push_back(bindings.outputs.at(position_of<te::Tensor>(program_.outputs(), p.tensor)).get());
+        pointers.push_back(bindings.outputs.at(position_of(program_.outputs(), p.tensor)).get());
         args.push_back(&pointers.back());
         break;
       case KernelParam::Kind::kStash:
