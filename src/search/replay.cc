@@ -1,0 +1,95 @@
+// Replay: the best record of a tuning log for a program and a target, regenerated and checked as a kernel.
+#include "search/replay.h"
+
+#include <optional>
+
+#include "comfuse/version.h"
+#include "schedule/fusion_plan.h"
+#include "support/error.h"
+#include "support/sha256.h"
+#include "te/json.h"
+
+namespace comfuse::search {
+namespace {
+
+std::string quoted(const std::string& text) {
+  return "'" + text + "'";
+}
+
+// The first field that keeps `record` from replaying on `target` with this comfuse, as a message.
+std::optional<std::string> first_mismatch(const TuningRecord& record,
+                                          const runtime::DeviceFingerprint& target) {
+  const runtime::DeviceFingerprint& log = record.target;
+  auto differs = [](const std::string& field, const std::string& log_value, const std::string& here,
+                    const std::string& what) {
+    return field + " differs: log has " + log_value + ", this " + what + " is " + here;
+  };
+  const std::string log_cc = std::to_string(log.cc_major) + "." + std::to_string(log.cc_minor);
+  const std::string here_cc = std::to_string(target.cc_major) + "." + std::to_string(target.cc_minor);
+  if (log.name != target.name)
+    return differs("target.name", quoted(log.name), quoted(target.name), "machine");
+  if (log.arch != target.arch)
+    return differs("target.arch", quoted(log.arch), quoted(target.arch), "machine");
+  if (log_cc != here_cc) return differs("target.cc", quoted(log_cc), quoted(here_cc), "machine");
+  if (log.sms != target.sms) {
+    return differs("target.sms", std::to_string(log.sms), std::to_string(target.sms), "machine");
+  }
+  if (log.driver != target.driver) {
+    return differs("target.driver", quoted(log.driver), quoted(target.driver), "machine");
+  }
+  if (log.cuda != target.cuda)
+    return differs("target.cuda", quoted(log.cuda), quoted(target.cuda), "machine");
+  if (log.nvrtc != target.nvrtc) {
+    return differs("target.nvrtc", quoted(log.nvrtc), quoted(target.nvrtc), "machine");
+  }
+  if (record.compiler.comfuse != kVersion) {
+    return differs("compiler.comfuse", quoted(record.compiler.comfuse), quoted(kVersion), "comfuse");
+  }
+  return std::nullopt;
+}
+
+// True when `a` replays before `b`: faster, then the smaller canonical schedule.
+bool better(const TuningRecord& a, const TuningRecord& b) {
+  if (*a.median_us != *b.median_us) return *a.median_us < *b.median_us;
+  return schedule::to_json(a.schedule).dump() < schedule::to_json(b.schedule).dump();
+}
+
+}  // namespace
+
+ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program& program,
+                    const runtime::DeviceFingerprint& target, const ReplayOptions& options) {
+  const std::string key = te::workload_key(program);
+  const TuningRecord* best_matching = nullptr;
+  const TuningRecord* best_any = nullptr;
+  std::size_t for_key = 0;
+  for (const TuningRecord& record : records) {
+    if (record.workload.key != key) continue;
+    ++for_key;
+    if (record.status != RecordStatus::kOk || !record.median_us) continue;
+    if (best_any == nullptr || better(record, *best_any)) best_any = &record;
+    if (!first_mismatch(record, target) && (best_matching == nullptr || better(record, *best_matching))) {
+      best_matching = &record;
+    }
+  }
+  if (for_key == 0) throw CompileError("no record for workload " + key + " in the tuning log");
+  if (best_any == nullptr) {
+    throw CompileError("no ok record for workload " + key + " in the tuning log (" + std::to_string(for_key) +
+                       " records, none ok)");
+  }
+  const TuningRecord* chosen = best_matching;
+  if (chosen == nullptr) {
+    if (!options.allow_target_mismatch) throw CompileError(*first_mismatch(*best_any, target));
+    chosen = best_any;
+  }
+
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  schedule::check_legal(plan, chosen->schedule);
+  codegen::KernelSource kernel = codegen::emit_kernel(plan, chosen->schedule, key);
+  if (const std::string sha = sha256_hex(kernel.source); sha != chosen->source_sha256) {
+    throw CompileError("the generated source differs from the log's: comfuse changed? (log " +
+                       chosen->source_sha256 + ", now " + sha + ")");
+  }
+  return ReplayResult{*chosen, std::move(kernel)};
+}
+
+}  // namespace comfuse::search
