@@ -8,12 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <memory>
-#include <set>
 #include <sstream>
 #include <system_error>
 
 #include "support/error.h"
+#include "te/json.h"
 
 namespace comfuse::search {
 namespace {
@@ -26,36 +25,6 @@ struct FdCloser {
   ~FdCloser() {
     if (fd >= 0) ::close(fd);
   }
-};
-
-// Rejects a key repeated within one object while the text is parsed (the parser would keep the last).
-class DuplicateKeyCheck {
- public:
-  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        keys_.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        if (!keys_.empty()) keys_.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!keys_.empty() && !keys_.back().insert(parsed.get_ref<const json::string_t&>()).second &&
-            !duplicate_)
-          duplicate_ = parsed.get<std::string>();
-        break;
-      case json::parse_event_t::array_start:
-      case json::parse_event_t::array_end:
-      case json::parse_event_t::value:
-        break;
-    }
-    return true;
-  }
-  const std::optional<std::string>& duplicate() const { return duplicate_; }
-
- private:
-  std::vector<std::set<std::string>> keys_;
-  std::optional<std::string> duplicate_;
 };
 
 // The deepest nesting of arrays and objects in `text`, brackets inside strings not counted.
@@ -132,23 +101,7 @@ TuningRecord TuningLog::parse_line(std::string_view line) {
   if (nesting_depth(line) > kMaxLineNesting) {
     throw CompileError("nested deeper than " + std::to_string(kMaxLineNesting) + " levels");
   }
-  auto check = std::make_shared<DuplicateKeyCheck>();
-  json j;
-  try {
-    j = json::parse(line.begin(), line.end(), [check](int depth, json::parse_event_t event, json& parsed) {
-      return (*check)(depth, event, parsed);
-    });
-  } catch (const json::exception& error) {
-    std::string message = error.what();
-    // Drop the "[json.exception.parse_error.101] " prefix: the class name means nothing to a user.
-    if (!message.empty() && message[0] == '[') {
-      if (auto end = message.find("] "); end != std::string::npos) message = message.substr(end + 2);
-    }
-    throw CompileError("not valid JSON: " + message);
-  }
-  if (check->duplicate()) {
-    throw CompileError("not valid JSON: key '" + *check->duplicate() + "' is repeated in one object");
-  }
+  const json j = te::parse_json_text(line);
   try {
     return record_from_json(j);
   } catch (const json::exception& error) {

@@ -38,6 +38,11 @@ inline constexpr int kMaxJsonExprDepth = 512;
 /// Most tensors the parser accepts in one program.
 inline constexpr std::size_t kMaxJsonTensors = 4096;
 
+/// Parses JSON text strictly: a syntax error, invalid UTF-8 or a key repeated within one object (which the
+/// parser would otherwise keep silently, last one winning) is a CompileError "not valid JSON: <reason>".
+/// Shared by every reader of comfuse's JSON files (programs, tuning logs).
+nlohmann::json parse_json_text(std::string_view text);
+
 /// The program as a JSON object in the format above. Throws CompileError when a reduce axis name is not
 /// valid UTF-8 (JSON cannot hold it).
 nlohmann::json program_to_json(const Program& program);

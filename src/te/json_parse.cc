@@ -521,11 +521,10 @@ Program program_from_json(const nlohmann::json& json, const std::string& path) {
   }
 }
 
-Program parse_program(std::string_view text) {
-  const std::string path = "program";
-  json j;
+json parse_json_text(std::string_view text) {
   // A shared_ptr keeps the state with the callback copies the parser makes.
   auto check = std::make_shared<DuplicateKeyCheck>();
+  json j;
   try {
     j = json::parse(text.begin(), text.end(), [check](int depth, json::parse_event_t event, json& parsed) {
       return (*check)(depth, event, parsed);
@@ -536,10 +535,22 @@ Program parse_program(std::string_view text) {
     if (!message.empty() && message[0] == '[') {
       if (auto end = message.find("] "); end != std::string::npos) message = message.substr(end + 2);
     }
-    fail(path, "not valid JSON: " + message);
+    throw CompileError("not valid JSON: " + message);
   }
-  if (check->duplicate())
-    fail(path, "not valid JSON: key '" + *check->duplicate() + "' is repeated in one object");
+  if (check->duplicate()) {
+    throw CompileError("not valid JSON: key '" + *check->duplicate() + "' is repeated in one object");
+  }
+  return j;
+}
+
+Program parse_program(std::string_view text) {
+  const std::string path = "program";
+  json j;
+  try {
+    j = parse_json_text(text);
+  } catch (const CompileError& error) {
+    fail(path, error.what());
+  }
   return program_from_json(j, path);
 }
 
