@@ -1,7 +1,9 @@
 // Replay: the fastest ok record, target and compiler refusals naming the field, identical source across
 // processes.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "support/fresh_process.h"
 
 #include <array>
 #include <cstdio>
@@ -95,25 +97,8 @@ TEST(Replay, PrintsTheSourceHash) {
 }
 
 std::string sha_from_another_process() {
-  std::array<char, 4096> exe{};
-  const ssize_t length = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  if (length <= 0) return "<readlink failed>";
-  std::string quoted = "'";
-  for (char c : std::string(exe.data(), static_cast<std::size_t>(length)))
-    quoted += c == '\'' ? "'\\''" : std::string(1, c);
-  quoted += "'";
-  const std::string command =
-      std::string(kPrintVariable) + "=1 " + quoted + " --gtest_filter=Replay.PrintsTheSourceHash 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "<popen failed>";
-  std::string output;
-  std::array<char, 512> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  pclose(pipe);
-  const std::string marker = "source sha256: ";
-  const auto at = output.find(marker);
-  if (at == std::string::npos) return "<no hash printed>\n" + output;
-  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
+  return testing_support::value_from_fresh_process(kPrintVariable, "Replay.PrintsTheSourceHash",
+                                                   "source sha256: ");
 }
 
 TEST(Replay, SameSourceInTwoFreshProcesses) {

@@ -1,6 +1,8 @@
 // Workload keys: independent of construction order and of the process, sensitive to any change, pinned.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "support/fresh_process.h"
 
 #include <array>
 #include <cstdio>
@@ -111,27 +113,9 @@ TEST(WorkloadKey, PinnedForAKnownProgram) {
   EXPECT_EQ(key, "sha256:af45c14ed585c87a192beeb09f2e69469136a2f27a88cf8464c7d302a1bf43ae");
 }
 
-// Runs this test binary again with `filter` and the print variable set, and returns the key it prints.
 std::string key_from_another_process() {
-  std::array<char, 4096> exe{};
-  const ssize_t length = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  if (length <= 0) return "<readlink failed>";
-  std::string quoted = "'";
-  for (char c : std::string(exe.data(), static_cast<std::size_t>(length)))
-    quoted += c == '\'' ? "'\\''" : std::string(1, c);
-  quoted += "'";
-  const std::string command = std::string(kPrintKeyVariable) + "=1 " + quoted +
-                              " --gtest_filter=WorkloadKey.PinnedForAKnownProgram 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "<popen failed>";
-  std::string output;
-  std::array<char, 512> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  pclose(pipe);
-  const std::string marker = "workload key: ";
-  const auto at = output.find(marker);
-  if (at == std::string::npos) return "<no key printed>\n" + output;
-  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
+  return testing_support::value_from_fresh_process(kPrintKeyVariable, "WorkloadKey.PinnedForAKnownProgram",
+                                                   "workload key: ");
 }
 
 TEST(WorkloadKey, SameInOtherProcesses) {
