@@ -167,8 +167,7 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
   }
 }
 
-void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors,
-                                      int stage) const {
+void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const {
   for (const te::Tensor& t : tensors) {
     out.open("for (int h = 0; h < 2; ++h)");
     out.line("const int grow = m0 + local_row0 + 8 * h;");
@@ -191,12 +190,11 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
     }
     out.close();
   }
-  (void)stage;
 }
 
 void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   out.line("// ---- stage " + std::to_string(stage) + " ----");
-  emit_row_values(out, plan_.stages[stage].row_values, stage);
+  emit_row_values(out, plan_.stages[stage].row_values);
   for (const Slot& slot : slots_of_stage(stage)) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.line(name + "[0] = " + name + "[1] = " + identity(slot.node->op) + ";");
@@ -350,7 +348,7 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.close();
   }
   // The reduction computes themselves, now that their reductions span whole rows.
-  emit_row_values(out, plan_.stages[stage].reductions, stage);
+  emit_row_values(out, plan_.stages[stage].reductions);
 }
 
 }  // namespace comfuse::codegen

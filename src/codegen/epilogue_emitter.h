@@ -40,7 +40,7 @@ class EpilogueEmitter {
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;
   std::string carried_read(const te::Tensor& tile) const;
   std::vector<Slot> slots_of_stage(int stage) const;
-  void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors, int stage) const;
+  void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;
   bool is_output(const te::Tensor& t) const;
 
   const schedule::FusionPlan& plan_;

@@ -108,7 +108,7 @@ class Emitter {
         const auto* n = e.as<te::CastNode>();
         const DType from = n->value.dtype();
         const std::string value = emit(n->value);
-        if (dtype == DType::i32) return te::is_float(from) ? "((int)" + value + ")" : "((int)" + value + ")";
+        if (dtype == DType::i32) return "((int)" + value + ")";
         // To a float dtype: integers and bools convert exactly as C does, then round.
         const std::string as_float = te::is_float(from) ? value : "((float)" + value + ")";
         return from == dtype ? value : round_to(dtype, as_float);

@@ -1,6 +1,8 @@
 // Host buffers: element encoding per dtype, rounding on store, and the deterministic random fill.
 #include "te/host_buffer.h"
 
+#include "te/printer.h"
+
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
@@ -15,7 +17,7 @@ std::int64_t checked_numel(const std::vector<std::int64_t>& shape, DType dtype) 
   std::int64_t numel = 1;
   for (std::int64_t extent : shape) {
     if (extent < 0)
-      throw CompileError("host buffer of shape " + type_string(dtype, shape) + " has a negative extent");
+      throw CompileError("host buffer of shape " + type_to_string(dtype, shape) + " has a negative extent");
     numel *= extent;
   }
   return numel;
@@ -49,12 +51,6 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }
 
 }  // namespace
-
-std::string type_string(DType dtype, const std::vector<std::int64_t>& shape) {
-  std::string s = std::string(dtype_name(dtype)) + "[";
-  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
 
 HostBuffer::HostBuffer(DType dtype, std::vector<std::int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)), numel_(checked_numel(shape_, dtype)) {
@@ -130,7 +126,7 @@ void HostBuffer::fill(double value) {
 }
 
 std::string HostBuffer::type_string() const {
-  return te::type_string(dtype_, shape_);
+  return type_to_string(dtype_, shape_);
 }
 
 }  // namespace comfuse::te

@@ -52,7 +52,4 @@ class HostBuffer {
   std::vector<unsigned char> bytes_;
 };
 
-/// Dtype and shape as written in messages: "bf16[4, 8]".
-std::string type_string(DType dtype, const std::vector<std::int64_t>& shape);
-
 }  // namespace comfuse::te

@@ -2,6 +2,8 @@
 // (contractions through Eigen, the rest through the general evaluator), and the comparison helper.
 #include "te/interpreter.h"
 
+#include "te/printer.h"
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -47,7 +49,7 @@ std::vector<std::vector<double>> evaluate_values(const Program& program,
     const HostBuffer& buffer = inputs[i];
     if (buffer.dtype() != input.dtype() || buffer.shape() != input.shape()) {
       throw CompileError("input '" + input.name() + "': expected " +
-                         type_string(input.dtype(), input.shape()) + ", got " + buffer.type_string());
+                         type_to_string(input.dtype(), input.shape()) + ", got " + buffer.type_string());
     }
     std::vector<double>& v = values[program.index_of(input)];
     v.resize(static_cast<std::size_t>(buffer.numel()));

@@ -6,16 +6,10 @@
 #include <boost/graph/topological_sort.hpp>
 #include <set>
 
+#include "te/printer.h"
+
 namespace comfuse::te {
-namespace {
-
-std::string shape_label(const Tensor& t) {
-  std::string s = std::string(dtype_name(t.dtype())) + "[";
-  for (std::size_t d = 0; d < t.shape().size(); ++d) s += (d ? ", " : "") + std::to_string(t.shape()[d]);
-  return s + "]";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 OpGraph::OpGraph(const Program& program) : program_(program), graph_(program.tensors().size()) {
   for (const Tensor& consumer : program_.tensors()) {
@@ -58,7 +52,7 @@ void OpGraph::write_graphviz(std::ostream& out) const {
   for (const Tensor& t : program_.outputs()) outputs.insert(t.get());
   auto vertex_writer = [&](std::ostream& os, Vertex v) {
     const Tensor& t = tensor(v);
-    os << "[label=\"" << t.name() << "\\n" << shape_label(t) << "\"";
+    os << "[label=\"" << t.name() << "\\n" << type_to_string(t.dtype(), t.shape()) << "\"";
     os << (t.is_placeholder() ? ",shape=box" : ",shape=ellipse");
     if (outputs.count(t.get())) os << ",style=bold";
     os << "]";

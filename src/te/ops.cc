@@ -10,12 +10,6 @@
 namespace comfuse::te {
 namespace ops_internal {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 std::string op_prefix(const std::string& op, const std::string& name) {
   return op + " '" + name + "': ";
 }
@@ -43,8 +37,8 @@ void require_float(const std::string& op, const std::string& name, const std::st
 void require_min_rank(const std::string& op, const std::string& name, const std::string& role,
                       const Tensor& t, std::size_t min_rank, const std::string& expected) {
   if (t.shape().size() < min_rank) {
-    throw CompileError(op_prefix(op, name) + role + " '" + t.name() + "' has shape " + shape_text(t.shape()) +
-                       "; expected " + expected);
+    throw CompileError(op_prefix(op, name) + role + " '" + t.name() + "' has shape " +
+                       shape_to_string(t.shape()) + "; expected " + expected);
   }
 }
 
@@ -54,8 +48,8 @@ void require_row_vector(const std::string& op, const std::string& name, const st
   require_float(op, name, role, v);
   const std::int64_t n = Y.shape().back();
   if (v.shape().size() != 1 || v.shape()[0] != n) {
-    throw CompileError(op_prefix(op, name) + role + " '" + v.name() + "' has shape " + shape_text(v.shape()) +
-                       " but Y '" + Y.name() + "' has N=" + std::to_string(n) +
+    throw CompileError(op_prefix(op, name) + role + " '" + v.name() + "' has shape " +
+                       shape_to_string(v.shape()) + " but Y '" + Y.name() + "' has N=" + std::to_string(n) +
                        " on its last axis; expected [" + std::to_string(n) + "]");
   }
 }
@@ -92,13 +86,13 @@ Tensor matmul(const Tensor& A, const Tensor& B, BLayout b_layout, const std::str
   require_defined(op, name, "B", B);
   const std::size_t rank = A.shape().size();
   if (rank != 2 && rank != 3) {
-    throw CompileError(op_prefix(op, name) + "A '" + A.name() + "' has shape " + shape_text(A.shape()) +
+    throw CompileError(op_prefix(op, name) + "A '" + A.name() + "' has shape " + shape_to_string(A.shape()) +
                        "; expected [M, K] or batched [Bt, M, K]");
   }
   if (B.shape().size() != rank) {
     throw CompileError(op_prefix(op, name) + "A '" + A.name() + "' has rank " + std::to_string(rank) +
                        " but B '" + B.name() + "' has rank " + std::to_string(B.shape().size()) + " (shape " +
-                       shape_text(B.shape()) + ")");
+                       shape_to_string(B.shape()) + ")");
   }
   require_float(op, name, "A", A);
   require_float(op, name, "B", B);
@@ -116,7 +110,7 @@ Tensor matmul(const Tensor& A, const Tensor& B, BLayout b_layout, const std::str
   if (k_a != k_b) {
     throw CompileError(op_prefix(op, name) + "A '" + A.name() + "' has K=" + std::to_string(k_a) +
                        " but B '" + B.name() + "' has K=" + std::to_string(k_b) + " (A " +
-                       shape_text(A.shape()) + ", B " + shape_text(B.shape()) +
+                       shape_to_string(A.shape()) + ", B " + shape_to_string(B.shape()) +
                        (row_major ? " row-major [K, N])" : " col-major [N, K])"));
   }
   std::vector<std::int64_t> shape = {m, n};
@@ -154,8 +148,8 @@ Tensor residual_add(const Tensor& Y, const Tensor& R, const std::string& name) {
   require_float(op, name, "residual", R);
   if (R.shape() != Y.shape()) {
     throw CompileError(op_prefix(op, name) + "residual '" + R.name() + "' has shape " +
-                       shape_text(R.shape()) + " but Y '" + Y.name() + "' has shape " +
-                       shape_text(Y.shape()));
+                       shape_to_string(R.shape()) + " but Y '" + Y.name() + "' has shape " +
+                       shape_to_string(Y.shape()));
   }
   return elementwise(op, Y, name,
                      [&](const Expr& x, const std::vector<Var>& axes) { return x + read_f32(R, axes); });

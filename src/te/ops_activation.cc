@@ -6,6 +6,7 @@
 #include "support/error.h"
 #include "te/ops.h"
 #include "te/ops_internal.h"
+#include "te/printer.h"
 
 namespace comfuse::te {
 
@@ -47,7 +48,7 @@ Tensor causal_mask(const Tensor& S, const std::string& name) {
   if (lq > lk) {
     throw CompileError(op_prefix(op, name) + "S '" + S.name() +
                        "' has query length Lq=" + std::to_string(lq) +
-                       " > key length Lk=" + std::to_string(lk) + " (shape " + shape_text(S.shape()) +
+                       " > key length Lk=" + std::to_string(lk) + " (shape " + shape_to_string(S.shape()) +
                        "): its first " + std::to_string(lq - lk) + " rows would be fully masked");
   }
   const double neg_inf = -std::numeric_limits<double>::infinity();

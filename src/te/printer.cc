@@ -9,12 +9,6 @@
 namespace comfuse::te {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 std::string infix_symbol(BinaryOp op) {
   switch (op) {
     case BinaryOp::kAdd:
@@ -51,6 +45,16 @@ std::string compare_symbol(CompareOp op) {
 }
 
 }  // namespace
+
+std::string shape_to_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+std::string type_to_string(DType dtype, const std::vector<std::int64_t>& shape) {
+  return std::string(dtype_name(dtype)) + shape_to_string(shape);
+}
 
 std::string format_double(double value) {
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -123,7 +127,7 @@ std::string to_string(const Expr& e) {
 }
 
 std::string to_string(const Tensor& t) {
-  std::string s = t.name() + ": " + std::string(dtype_name(t.dtype())) + shape_text(t.shape());
+  std::string s = t.name() + ": " + type_to_string(t.dtype(), t.shape());
   if (t.is_placeholder()) return s + " input";
   s += " = compute(";
   for (std::size_t d = 0; d < t->axes.size(); ++d) s += (d ? ", " : "") + t->axes[d].name();

@@ -12,12 +12,6 @@
 namespace comfuse::te {
 namespace {
 
-std::string shape_str(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 void validate_tensor_header(const std::string& name, const std::vector<std::int64_t>& shape) {
   if (!is_identifier(name)) {
     throw CompileError("tensor name '" + name +
@@ -27,7 +21,7 @@ void validate_tensor_header(const std::string& name, const std::vector<std::int6
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] <= 0 || shape[d] > (std::int64_t{1} << 31) - 1) {
       throw CompileError("tensor '" + name + "' has extent " + std::to_string(shape[d]) + " on axis " +
-                         std::to_string(d) + " (shape " + shape_str(shape) + ")");
+                         std::to_string(d) + " (shape " + shape_to_string(shape) + ")");
     }
   }
 }
@@ -306,7 +300,7 @@ Tensor make_compute(std::vector<std::int64_t> shape, std::vector<Var> axes, Expr
   }
   if (axes.size() != shape.size()) {
     throw CompileError("compute '" + name + "': " + std::to_string(axes.size()) + " axes for shape " +
-                       shape_str(shape));
+                       shape_to_string(shape));
   }
   for (std::size_t d = 0; d < axes.size(); ++d) {
     if (axes[d].get() == nullptr) {
