@@ -18,7 +18,7 @@
 
 #include "codegen/fused_kernel.h"
 #include "codegen/reference_check.h"
-#include "cublas_gemm.h"
+#include "runtime/cublas_gemm.h"
 #include "runtime/fingerprint.h"
 #include "runtime/kernel_timer.h"
 #include "suite.h"
@@ -113,7 +113,7 @@ int run(int argc, char** argv) {
   runtime::Context context(0);
   runtime::Stream stream(context);
   runtime::KernelTimer timer(context, stream);
-  CublasGemm cublas;
+  runtime::CublasGemm cublas;
   runtime::TimingOptions timing;
   timing.repeats = repeats;
   const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);

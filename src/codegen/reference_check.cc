@@ -20,11 +20,8 @@ te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t first, std::i
 
 }  // namespace
 
-ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
-                                       const std::vector<te::HostBuffer>& inputs,
-                                       const std::vector<te::HostBuffer>& gpu_outputs,
-                                       const RowProgramBuilder& rebuild, double tolerance,
-                                       std::int64_t full_rows) {
+ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
+                                const RowProgramBuilder& rebuild, std::int64_t full_rows) {
   const te::Program& program = plan.program;
   const std::int64_t M = plan.anchor.m;
   // Inputs indexed by the output row: the GEMM's A, and epilogue inputs read per element or per row.
@@ -36,36 +33,55 @@ ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
     }
     by_row.push_back(row_indexed);
   }
-  std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
+  ReferenceRows reference;
+  reference.rows = M;
+  for (const te::Tensor& t : program.outputs()) reference.output_names.push_back(t.name());
   if (M <= full_rows) {
-    blocks.push_back({0, M});
+    reference.blocks.push_back({0, M});
   } else {
-    blocks = {{0, 64}, {M / 2 - 32, 64}, {M - 64, 64}};
+    reference.blocks = {{0, 64}, {M / 2 - 32, 64}, {M - 64, 64}};
   }
-  ReferenceCheck check;
-  check.ok = true;
-  std::ostringstream detail;
-  for (auto [first, count] : blocks) {
+  for (auto [first, count] : reference.blocks) {
     const te::Program part = count == M ? program : rebuild(count);
     std::vector<te::HostBuffer> part_inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       part_inputs.push_back(by_row[i] && count != M ? slice_rows(inputs[i], first, count) : inputs[i]);
     }
-    const std::vector<te::HostBuffer> reference = te::evaluate(part, part_inputs);
-    for (std::size_t o = 0; o < reference.size(); ++o) {
-      const te::HostBuffer got = count == M ? gpu_outputs[o] : slice_rows(gpu_outputs[o], first, count);
-      const te::Comparison cmp = te::compare(got, reference[o]);
+    reference.outputs.push_back(te::evaluate(part, part_inputs));
+  }
+  return reference;
+}
+
+ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<te::HostBuffer>& gpu_outputs,
+                             double tolerance) {
+  ReferenceCheck check;
+  check.ok = true;
+  std::ostringstream detail;
+  for (std::size_t b = 0; b < reference.blocks.size(); ++b) {
+    const auto [first, count] = reference.blocks[b];
+    for (std::size_t o = 0; o < reference.outputs[b].size(); ++o) {
+      const te::HostBuffer got =
+          count == reference.rows ? gpu_outputs[o] : slice_rows(gpu_outputs[o], first, count);
+      const te::Comparison cmp = te::compare(got, reference.outputs[b][o]);
       const bool ok = cmp.non_finite == 0 && cmp.rel_error <= tolerance;
       check.ok = check.ok && ok;
       check.max_rel_error = std::max(check.max_rel_error, cmp.rel_error);
       check.non_finite += cmp.non_finite;
-      detail << (ok ? "ok   " : "FAIL ") << program.outputs()[o].name() << " rows " << first << "+" << count
+      detail << (ok ? "ok   " : "FAIL ") << reference.output_names[o] << " rows " << first << "+" << count
              << " rel_err=" << cmp.rel_error << " max_abs=" << cmp.max_abs_error
              << " non_finite=" << cmp.non_finite << "\n";
     }
   }
   check.detail = detail.str();
   return check;
+}
+
+ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
+                                       const std::vector<te::HostBuffer>& inputs,
+                                       const std::vector<te::HostBuffer>& gpu_outputs,
+                                       const RowProgramBuilder& rebuild, double tolerance,
+                                       std::int64_t full_rows) {
+  return check_outputs(compute_reference(plan, inputs, rebuild, full_rows), gpu_outputs, tolerance);
 }
 
 }  // namespace comfuse::codegen

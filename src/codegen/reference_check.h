@@ -23,6 +23,23 @@ struct ReferenceCheck {
 /// depends only on row i of the row-indexed inputs).
 using RowProgramBuilder = std::function<te::Program(std::int64_t rows)>;
 
+/// The reference outputs of the row blocks a check compares: the whole output for small programs, else three
+/// blocks of 64 rows. Computed once per workload and reused for every candidate kernel.
+struct ReferenceRows {
+  std::vector<std::pair<std::int64_t, std::int64_t>> blocks;  // (first row, rows)
+  std::vector<std::vector<te::HostBuffer>> outputs;            // [block][output], program.outputs() order
+  std::vector<std::string> output_names;
+  std::int64_t rows = 0;  // M of the whole program
+};
+
+/// Evaluates the reference on `inputs` for the blocks check_against_reference compares.
+ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
+                                const RowProgramBuilder& rebuild, std::int64_t full_rows = 512);
+
+/// Compares `gpu_outputs` (whole outputs, program.outputs() order) with reference rows computed before.
+ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<te::HostBuffer>& gpu_outputs,
+                             double tolerance = 1e-2);
+
 /// Compares `gpu_outputs` (in program.outputs() order) with the reference evaluated on `inputs`. Programs of
 /// at most `full_rows` rows are checked whole; larger ones on three blocks of 64 rows (first, middle, last)
 /// through `rebuild`. Passes when every block has no NaN/Inf and relative error <= `tolerance`.

@@ -5,6 +5,7 @@
 
 #include "comfuse/version.h"
 #include "schedule/fusion_plan.h"
+#include "search/selection.h"
 #include "support/error.h"
 #include "support/sha256.h"
 #include "te/json.h"
@@ -15,6 +16,10 @@ namespace {
 std::string quoted(const std::string& text) {
   return "'" + text + "'";
 }
+
+// The release part of a version string: "0.1.0+abc1234" -> "0.1.0". Builds of one release differ in their
+// commit; a change in the code they generate is caught by the source hash instead.
+std::string release_of(const std::string& version) { return version.substr(0, version.find('+')); }
 
 // The first field that keeps `record` from replaying on `target` with this comfuse, as a message.
 std::optional<std::string> first_mismatch(const TuningRecord& record,
@@ -42,16 +47,10 @@ std::optional<std::string> first_mismatch(const TuningRecord& record,
   if (log.nvrtc != target.nvrtc) {
     return differs("target.nvrtc", quoted(log.nvrtc), quoted(target.nvrtc), "machine");
   }
-  if (record.compiler.comfuse != kVersion) {
+  if (release_of(record.compiler.comfuse) != release_of(kVersion)) {
     return differs("compiler.comfuse", quoted(record.compiler.comfuse), quoted(kVersion), "comfuse");
   }
   return std::nullopt;
-}
-
-// True when `a` replays before `b`: faster, then the smaller canonical schedule.
-bool better(const TuningRecord& a, const TuningRecord& b) {
-  if (*a.median_us != *b.median_us) return *a.median_us < *b.median_us;
-  return schedule::to_json(a.schedule).dump() < schedule::to_json(b.schedule).dump();
 }
 
 }  // namespace
@@ -59,18 +58,17 @@ bool better(const TuningRecord& a, const TuningRecord& b) {
 ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program& program,
                     const runtime::DeviceFingerprint& target, const ReplayOptions& options) {
   const std::string key = te::workload_key(program);
-  const TuningRecord* best_matching = nullptr;
-  const TuningRecord* best_any = nullptr;
+  std::vector<const TuningRecord*> matching, any;
   std::size_t for_key = 0;
   for (const TuningRecord& record : records) {
     if (record.workload.key != key) continue;
     ++for_key;
     if (record.status != RecordStatus::kOk || !record.median_us) continue;
-    if (best_any == nullptr || better(record, *best_any)) best_any = &record;
-    if (!first_mismatch(record, target) && (best_matching == nullptr || better(record, *best_matching))) {
-      best_matching = &record;
-    }
+    any.push_back(&record);
+    if (!first_mismatch(record, target)) matching.push_back(&record);
   }
+  const TuningRecord* best_matching = select_best(matching);
+  const TuningRecord* best_any = select_best(any);
   if (for_key == 0) throw CompileError("no record for workload " + key + " in the tuning log");
   if (best_any == nullptr) {
     throw CompileError("no ok record for workload " + key + " in the tuning log (" + std::to_string(for_key) +

@@ -20,9 +20,9 @@ struct ReplayResult {
   codegen::KernelSource kernel;  // regenerated from `program` and the record's schedule
 };
 
-/// Picks the `ok` record for te::workload_key(program) with the lowest median_us (ties: the canonical
-/// schedule JSON, smallest first) among those whose target (name, arch, cc, sms, driver, cuda, nvrtc) and
-/// compiler.comfuse match `target` and comfuse::kVersion. Re-plans `program`, checks the schedule's legality,
+/// Picks the winning `ok` record for te::workload_key(program) by select_best (the rule the tuner uses)
+/// among those whose target (name, arch, cc, sms, driver, cuda, nvrtc) matches `target` and whose
+/// compiler.comfuse is of this comfuse release (the part of kVersion before '+'). Re-plans `program`, checks the schedule's legality,
 /// regenerates the source and checks its SHA-256 against the record's source_sha256. Only the record's typed
 /// schedule reaches the source. CompileErrors: no record (or no ok record) for the key, naming it; every ok
 /// record for another target, naming the first field that differs in the fastest of them

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace comfuse::bench {
+namespace comfuse::runtime {
 
 class CublasGemm {
  public:
@@ -23,4 +23,4 @@ class CublasGemm {
   void* handle_ = nullptr;
 };
 
-}  // namespace comfuse::bench
+}  // namespace comfuse::runtime

@@ -1,11 +1,11 @@
 // cuBLAS GEMM alone through cublasGemmEx.
-#include "cublas_gemm.h"
+#include "runtime/cublas_gemm.h"
 
 #include <cublas_v2.h>
 
 #include "support/error.h"
 
-namespace comfuse::bench {
+namespace comfuse::runtime {
 namespace {
 
 void check(cublasStatus_t status, const char* api) {
@@ -39,4 +39,4 @@ void CublasGemm::run(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, std::int64_t m
         "cublasGemmEx");
 }
 
-}  // namespace comfuse::bench
+}  // namespace comfuse::runtime

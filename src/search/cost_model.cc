@@ -1,0 +1,173 @@
+// The analytic model: tensor-core time per CTA with waves, epilogue work and traffic, overlap by warp roles.
+#include "search/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "te/expr_inl.h"
+
+namespace comfuse::search {
+namespace {
+
+using schedule::ValueHome;
+using schedule::WarpRoles;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// f32 operations one evaluation of `e` costs; transcendental functions count as 8 (SFU rate plus fix-ups).
+double op_weight(const te::Expr& e) {
+  double weight = 0;
+  switch (e.kind()) {
+    case te::ExprKind::kRead:
+    case te::ExprKind::kVar:
+    case te::ExprKind::kIntImm:
+    case te::ExprKind::kFloatImm:
+      return 0;  // operands; index arithmetic is not counted
+    case te::ExprKind::kUnary: {
+      const auto& node = static_cast<const te::UnaryNode&>(*e.node());
+      weight = node.op == te::UnaryOp::kNeg || node.op == te::UnaryOp::kAbs ? 1 : 8;
+      break;
+    }
+    case te::ExprKind::kPow:
+      weight = std::abs(static_cast<const te::PowNode&>(*e.node()).exponent);
+      break;
+    default:
+      weight = 1;
+  }
+  te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child); });
+  return weight;
+}
+
+// CTAs of `cluster` the GPU runs at once: clusters must fit in one GPC, which strands SMs for large ones.
+double concurrent_ctas(int sms, int cluster) {
+  if (cluster >= 8) return sms * 120.0 / 132.0;
+  if (cluster >= 4) return sms * 128.0 / 132.0;
+  return sms;
+}
+
+}  // namespace
+
+MachineModel machine_model(const runtime::DeviceFingerprint& target) {
+  MachineModel model;
+  if (target.sms > 0) model.sms = target.sms;
+  return model;
+}
+
+CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule& s,
+                      const MachineModel& machine) {
+  const auto& a = plan.anchor;
+  const std::int64_t n_tiles = ceil_div(a.n, s.bn);
+  const std::int64_t row_blocks = ceil_div(a.m, s.bm);
+  const bool ping_pong = s.warp_roles == WarpRoles::kPingPong;
+
+  // CTAs and the column tiles each computes.
+  std::int64_t ctas = 0, tiles_per_cta = 0;
+  if (plan.has_reductions()) {
+    ctas = row_blocks * s.cluster_n;
+    tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
+  } else if (ping_pong) {
+    ctas = row_blocks * ceil_div(n_tiles, 2);
+    tiles_per_cta = 2;
+  } else {
+    ctas = row_blocks * n_tiles;
+    tiles_per_cta = 1;
+  }
+  const double waves = std::ceil(static_cast<double>(ctas) / concurrent_ctas(machine.sms, s.cluster_n));
+
+  // Tensor-core time of one tile on one SM. A single warpgroup issuing wgmma leaves the tensor cores idle
+  // between its instructions; two (cooperative BM=128, or ping-pong) keep them fed. Narrow tiles lose to
+  // the fixed cost of each wgmma; shallow pipelines expose TMA latency.
+  const double sm_flops_per_us = machine.tensor_tflops * 1e6 / machine.sms;
+  const int warpgroups_feeding = ping_pong ? 2 : s.bm / 64;
+  const double issue_efficiency = warpgroups_feeding >= 2 ? 1.0 : 0.65;
+  const double width_efficiency = s.bn / (s.bn + 24.0);
+  const double depth_efficiency = s.stages >= 4 ? 1.0 : (s.stages == 3 ? 0.93 : 0.8);
+  const double tile_flops = 2.0 * s.bm * s.bn * static_cast<double>(a.k);
+  const double tile_mma_us =
+      tile_flops / (sm_flops_per_us * issue_efficiency * width_efficiency * depth_efficiency);
+  // Operands stream from L2: (BM + BN) x K bf16 per tile, at this SM's share of the L2 bandwidth.
+  const double l2_per_sm_bytes_per_us = machine.l2_gbps * 1e3 / machine.sms;
+  const double tile_feed_us = (s.bm + s.bn) * 2.0 * static_cast<double>(a.k) / l2_per_sm_bytes_per_us;
+  const double tile_main_us = std::max(tile_mma_us, tile_feed_us);
+
+  // Epilogue of one tile: arithmetic per element, plus its share of the epilogue's memory traffic.
+  double ops_per_element = 0, reductions = 0;
+  for (const te::Tensor& t : plan.program.tensors()) {
+    if (!t->body.defined() || t.same_as(a.tensor)) continue;
+    const schedule::Role role = plan.role(t);
+    if (role == schedule::Role::kTile) ops_per_element += op_weight(t->body);
+    if (role == schedule::Role::kRowValue && t->body.kind() == te::ExprKind::kReduce) {
+      ops_per_element += op_weight(t->body) + 1;
+      reductions += 1;
+    }
+  }
+  const double elements = static_cast<double>(s.bm) * s.bn;
+  const double arithmetic_us = elements * ops_per_element / (machine.fp32_gops_per_sm * 1e3);
+  double bytes_per_element = 0;
+  for (const auto& input : plan.epilogue_inputs) {
+    if (input.broadcast == schedule::Broadcast::kFull) bytes_per_element += te::dtype_bytes(input.tensor.dtype());
+  }
+  for (const te::Tensor& out : plan.program.outputs()) bytes_per_element += te::dtype_bytes(out.dtype());
+  const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
+  // Each carried tile is written once and read once per later stage that needs it, as f32.
+  const double stash_bytes = stashing ? 8.0 * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
+  // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
+  const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
+  const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
+  // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
+  // warpgroups a named barrier.
+  const double exchange_us = plan.has_reductions()
+                                 ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1))
+                                 : 0.0;
+  const double tile_epilogue_us = arithmetic_us + traffic_us;
+
+  // Per CTA: ping-pong hides one warpgroup's epilogue under the other's mainloop; cooperative warpgroups
+  // run them in turn. Rows in registers finish after the last tile; a stash adds its re-read passes.
+  double cta_us = 0;
+  if (ping_pong) {
+    const double per_pair = std::max(2 * tile_main_us, tile_main_us + tile_epilogue_us);
+    cta_us = static_cast<double>(ceil_div(tiles_per_cta, 2)) * per_pair;
+  } else {
+    cta_us = static_cast<double>(tiles_per_cta) * (tile_main_us + tile_epilogue_us);
+  }
+  cta_us += exchange_us * static_cast<double>(plan.has_reductions() ? 1 : 0);
+
+  CostEstimate estimate;
+  estimate.waves = waves;
+  estimate.mainloop_us = waves * static_cast<double>(tiles_per_cta) * tile_main_us;
+  estimate.epilogue_us = waves * cta_us - estimate.mainloop_us;
+  // Compulsory traffic: operands once, epilogue inputs and outputs once.
+  double compulsory = 2.0 * static_cast<double>(a.m * a.k + a.n * a.k);
+  compulsory += static_cast<double>(a.m) * static_cast<double>(a.n) * bytes_per_element;
+  estimate.dram_us = compulsory / (machine.dram_gbps * 1e3);
+  estimate.total_us = machine.launch_us + std::max(waves * cta_us, estimate.dram_us);
+  return estimate;
+}
+
+std::string model_family(const schedule::FusionPlan& plan, const schedule::Schedule& s) {
+  std::string family(schedule::warp_roles_name(s.warp_roles));
+  family += "/" + std::to_string(s.bm);
+  if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
+  if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
+  return family;
+}
+
+double CalibratedModel::predict_us(const schedule::Schedule& schedule) const {
+  const double raw = estimate(*plan_, schedule, machine_).total_us;
+  const auto family = families_.find(model_family(*plan_, schedule));
+  const LogSum& fit = family != families_.end() ? family->second : all_;
+  return fit.count == 0 ? raw : raw * std::exp(fit.sum / fit.count);
+}
+
+void CalibratedModel::observe(const schedule::Schedule& schedule, double measured_us) {
+  const double raw = estimate(*plan_, schedule, machine_).total_us;
+  if (!(measured_us > 0) || !(raw > 0)) return;
+  const double log_ratio = std::log(measured_us / raw);
+  LogSum& family = families_[model_family(*plan_, schedule)];
+  family.sum += log_ratio;
+  ++family.count;
+  all_.sum += log_ratio;
+  ++all_.count;
+}
+
+}  // namespace comfuse::search

@@ -1,0 +1,152 @@
+// Enumeration of legal schedules and their one-knob neighbourhoods.
+#include "search/search_space.h"
+
+#include <algorithm>
+#include <set>
+
+#include "support/error.h"
+
+namespace comfuse::search {
+namespace {
+
+using schedule::ReductionPlacement;
+using schedule::Schedule;
+using schedule::ValueHome;
+using schedule::WarpRoles;
+
+struct RolesAndRows {
+  WarpRoles roles;
+  int bm;
+};
+constexpr RolesAndRows kRoles[] = {
+    {WarpRoles::kCooperative, 128}, {WarpRoles::kCooperative, 64}, {WarpRoles::kPingPong, 64}};
+constexpr int kStages[] = {3, 4, 5, 6};
+constexpr int kClusters[] = {1, 2, 4, 8};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::vector<int> tile_widths(const schedule::FusionPlan& plan) {
+  std::set<int> widths = {64, 128, 192, 256};
+  const std::int64_t n = plan.anchor.n;
+  for (int cluster : kClusters) {
+    const std::int64_t fit = ceil_div(ceil_div(n, cluster), 16) * 16;
+    if (fit >= 16 && fit <= 256) widths.insert(static_cast<int>(fit));
+  }
+  if (n < 64) widths.insert(static_cast<int>(ceil_div(n, 16) * 16));
+  return {widths.begin(), widths.end()};
+}
+
+bool legal(const schedule::FusionPlan& plan, const Schedule& s, const schedule::TargetLimits& limits) {
+  try {
+    schedule::check_legal(plan, s, limits);
+    return true;
+  } catch (const CompileError&) {
+    return false;
+  }
+}
+
+// Keeps legal canonical schedules, sorted and unique.
+std::vector<Schedule> finish(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw,
+                             const schedule::TargetLimits& limits) {
+  std::vector<Schedule> out;
+  for (const Schedule& s : raw) {
+    const Schedule c = canonical(plan, s);
+    if (legal(plan, c, limits)) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), canonical_less);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <typename T, std::size_t N>
+std::vector<T> steps(const T (&values)[N], T current) {
+  std::vector<T> out;
+  const auto it = std::find(std::begin(values), std::end(values), current);
+  if (it == std::end(values)) return out;
+  if (it != std::begin(values)) out.push_back(*(it - 1));
+  if (it + 1 != std::end(values)) out.push_back(*(it + 1));
+  return out;
+}
+
+}  // namespace
+
+Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
+  if (!plan.has_reductions()) {
+    s.cluster_n = 1;
+    s.reduction = ReductionPlacement::kCta;
+  } else {
+    s.raster_group_m = 8;
+    s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+  }
+  if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
+  return s;
+}
+
+std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const schedule::TargetLimits& limits) {
+  const bool reductions = plan.has_reductions();
+  const std::vector<int> clusters = reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters))
+                                               : std::vector<int>{1};
+  const std::vector<ValueHome> homes = plan.carried_tiles.empty()
+                                           ? std::vector<ValueHome>{ValueHome::kRegisters}
+                                           : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
+  const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
+  std::vector<Schedule> raw;
+  for (const RolesAndRows& roles : kRoles) {
+    for (int bn : tile_widths(plan)) {
+      for (int stages : kStages) {
+        for (int cluster : clusters) {
+          for (ValueHome home : homes) {
+            for (int raster : rasters) {
+              Schedule s;
+              s.warp_roles = roles.roles;
+              s.bm = roles.bm;
+              s.bn = bn;
+              s.stages = stages;
+              s.cluster_n = cluster;
+              s.carried = home;
+              s.raster_group_m = raster;
+              raw.push_back(s);
+            }
+          }
+        }
+      }
+    }
+  }
+  return finish(plan, raw, limits);
+}
+
+std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedule& s,
+                                 const schedule::TargetLimits& limits) {
+  std::vector<Schedule> raw;
+  auto with = [&](auto change) {
+    Schedule n = s;
+    change(n);
+    raw.push_back(n);
+  };
+  for (const RolesAndRows& roles : kRoles) {
+    with([&](Schedule& n) {
+      n.warp_roles = roles.roles;
+      n.bm = roles.bm;
+    });
+  }
+  const std::vector<int> widths = tile_widths(plan);
+  const auto width = std::find(widths.begin(), widths.end(), s.bn);
+  if (width != widths.begin() && width != widths.end()) with([&](Schedule& n) { n.bn = *(width - 1); });
+  if (width != widths.end() && width + 1 != widths.end()) with([&](Schedule& n) { n.bn = *(width + 1); });
+  for (int stages : steps(kStages, s.stages)) with([&](Schedule& n) { n.stages = stages; });
+  for (int cluster : steps(kClusters, s.cluster_n)) with([&](Schedule& n) { n.cluster_n = cluster; });
+  with([&](Schedule& n) {
+    n.carried = s.carried == ValueHome::kRegisters ? ValueHome::kL2Stash : ValueHome::kRegisters;
+  });
+  with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
+  std::vector<Schedule> out = finish(plan, raw, limits);
+  const Schedule self = canonical(plan, s);
+  out.erase(std::remove(out.begin(), out.end(), self), out.end());
+  return out;
+}
+
+bool canonical_less(const Schedule& a, const Schedule& b) {
+  return schedule::to_json(a).dump() < schedule::to_json(b).dump();
+}
+
+}  // namespace comfuse::search

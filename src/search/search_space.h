@@ -1,0 +1,34 @@
+// The schedule space of a fusion plan: every legal combination of the searched knobs, pruned by check_legal
+// before anything is emitted or compiled.
+#pragma once
+
+#include <vector>
+
+#include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
+
+namespace comfuse::search {
+
+/// `schedule` with the knobs `plan` ignores set to fixed values, so that two schedules that generate the same
+/// kernel compare equal: without row reductions the cluster is 1 and the placement `cta`; without carried
+/// tiles the carried home is `registers`.
+schedule::Schedule canonical(const schedule::FusionPlan& plan, schedule::Schedule schedule);
+
+/// Every legal, canonical schedule for `plan`, without duplicates, in canonical order. The knobs searched:
+/// warp roles with BM (cooperative 128 or 64, ping-pong 64); BN in {64, 128, 192, 256} plus the widths at
+/// which clusters of 1, 2, 4 and 8 CTAs cover N with one tile each (and N rounded up to 16 when N < 64);
+/// stages 3 to 6; with row reductions, clusters of 1, 2, 4 and 8 CTAs (placement `cluster` above 1); with
+/// carried tiles, registers or the L2 stash; raster groups of 1 and 8 row blocks without reductions (with
+/// them a CTA owns whole rows, so the raster does not change the kernel's traffic and stays at 8).
+std::vector<schedule::Schedule> schedule_space(const schedule::FusionPlan& plan,
+                                               const schedule::TargetLimits& limits = {});
+
+/// The legal canonical schedules one knob step away from `schedule` (the next value up or down of one knob;
+/// for the warp roles, each other roles/BM pair), in canonical order.
+std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
+                                           const schedule::TargetLimits& limits = {});
+
+/// The canonical order of schedules: by their JSON text (keys sorted). Deterministic tie-breaks use it.
+bool canonical_less(const schedule::Schedule& a, const schedule::Schedule& b);
+
+}  // namespace comfuse::search

@@ -1,0 +1,31 @@
+// The winner rule.
+#include "search/selection.h"
+
+#include <algorithm>
+#include <map>
+
+#include <string>
+
+namespace comfuse::search {
+
+const TuningRecord* select_best(const std::vector<const TuningRecord*>& records) {
+  std::map<std::string, const TuningRecord*> latest;  // by canonical schedule JSON
+  for (const TuningRecord* record : records) {
+    if (record->status != RecordStatus::kOk || !record->median_us) continue;
+    latest[schedule::to_json(record->schedule).dump()] = record;
+  }
+  if (latest.empty()) return nullptr;
+  double fastest = *latest.begin()->second->median_us;
+  for (const auto& [text, record] : latest) fastest = std::min(fastest, *record->median_us);
+  const TuningRecord* best = nullptr;
+  auto resources = [](const TuningRecord* r) {
+    return std::make_pair(r->schedule.shared_memory_bytes(), r->schedule.threads());
+  };
+  for (const auto& [text, record] : latest) {  // canonical order: the first of equals stays
+    if (*record->median_us > fastest * (1 + kTieBand)) continue;
+    if (best == nullptr || resources(record) < resources(best)) best = record;
+  }
+  return best;
+}
+
+}  // namespace comfuse::search

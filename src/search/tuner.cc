@@ -1,0 +1,302 @@
+// The search strategy, parallel compilation, measurement through the Measurer, and the log.
+#include "search/tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "codegen/kernel_source.h"
+#include "comfuse/version.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/kernel_timer.h"
+#include "schedule/fusion_plan.h"
+#include "search/cost_model.h"
+#include "search/search_space.h"
+#include "search/selection.h"
+#include "search/tuning_log.h"
+#include "support/error.h"
+#include "support/sha256.h"
+#include "te/json.h"
+
+namespace comfuse::search {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using schedule::Schedule;
+
+std::string key_of(const Schedule& s) { return schedule::to_json(s).dump(); }
+
+struct Candidate {
+  Schedule schedule;
+  int ordinal = 0;
+  codegen::KernelSource kernel;
+  std::optional<runtime::CompiledProgram> compiled;
+  std::string error;  // why it did not compile
+};
+
+class Tuner {
+ public:
+  Tuner(const te::Program& program, Measurer& measurer, const TuneOptions& options)
+      : options_(options),
+        measurer_(measurer),
+        program_(program),
+        key_(te::workload_key(program)),
+        plan_(schedule::plan_fusion(program)),
+        space_(schedule_space(plan_, options.limits)),
+        target_(measurer.target()),
+        model_(plan_, machine_model(target_)),
+        start_(Clock::now()) {
+    compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
+    progress_.space = static_cast<int>(space_.size());
+    progress_.planned = options.exhaustive ? progress_.space : std::min(options.trials, progress_.space);
+    jobs_ = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  TuneResult run() {
+    std::vector<Schedule> batch = first_batch();
+    while (!batch.empty()) {
+      std::vector<Candidate> candidates = emit(batch);
+      compile(candidates);
+      for (Candidate& c : candidates) {
+        if (!c.compiled) continue;
+        if (past(0.85)) break;
+        measure(c, options_.repeats, true);
+        kept_.emplace(key_of(c.schedule), std::move(c));
+      }
+      if (past(0.85)) break;
+      batch = next_batch();
+    }
+    remeasure_contenders();
+    return finish();
+  }
+
+ private:
+  // True once `fraction` of the seconds budget is spent (never without a budget).
+  bool past(double fraction) const {
+    if (options_.seconds <= 0) return false;
+    return std::chrono::duration<double>(Clock::now() - start_).count() > fraction * options_.seconds;
+  }
+
+  int trials_left() const {
+    return options_.exhaustive ? static_cast<int>(space_.size()) : options_.trials - static_cast<int>(tried_.size());
+  }
+
+  int batch_size() const { return std::max(jobs_, 8); }
+
+  // Untried schedules of the space, best predicted first (canonical order among equals).
+  std::vector<Schedule> ranked_untried() const {
+    std::vector<std::pair<double, Schedule>> ranked;
+    for (const Schedule& s : space_) {
+      if (!tried_.count(key_of(s))) ranked.emplace_back(model_.predict_us(s), s);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Schedule> out;
+    for (auto& entry : ranked) out.push_back(entry.second);
+    return out;
+  }
+
+  // Adds `s` to `batch` when it is new and the budget allows.
+  void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit) {
+    if (batch.size() >= limit || static_cast<int>(batch.size()) >= trials_left()) return;
+    const std::string key = key_of(s);
+    if (tried_.count(key)) return;
+    for (const Schedule& b : batch) {
+      if (b == s) return;
+    }
+    batch.push_back(s);
+  }
+
+  std::vector<Schedule> first_batch() {
+    std::vector<Schedule> batch;
+    const std::vector<Schedule> ranked = ranked_untried();
+    if (options_.exhaustive) return ranked;
+    const std::size_t limit = static_cast<std::size_t>(
+        std::min(options_.trials, std::max(batch_size(), options_.trials / 2)));
+    take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
+    std::map<std::string, int> per_family;
+    for (const Schedule& s : ranked) {
+      if (per_family[model_family(plan_, s)]++ < 2) take(batch, s, limit);
+    }
+    for (const Schedule& s : ranked) take(batch, s, limit);
+    return batch;
+  }
+
+  std::vector<Schedule> next_batch() {
+    if (options_.exhaustive || trials_left() <= 0) return {};
+    const std::size_t limit = static_cast<std::size_t>(batch_size());
+    std::vector<Schedule> batch;
+    // Neighbours of the three fastest, best predicted first.
+    std::vector<const TuningRecord*> ok;
+    for (const TuningRecord& r : records_) {
+      if (r.status == RecordStatus::kOk && r.median_us) ok.push_back(&r);
+    }
+    std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return *a->median_us < *b->median_us; });
+    std::vector<std::pair<double, Schedule>> near;
+    for (std::size_t i = 0; i < ok.size() && i < 3; ++i) {
+      for (const Schedule& n : neighbours(plan_, ok[i]->schedule, options_.limits)) {
+        if (!tried_.count(key_of(n))) near.emplace_back(model_.predict_us(n), n);
+      }
+    }
+    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [predicted, s] : near) take(batch, s, limit / 2 + limit % 2);
+    for (const Schedule& s : ranked_untried()) take(batch, s, limit);
+    return batch;
+  }
+
+  std::vector<Candidate> emit(const std::vector<Schedule>& batch) {
+    std::vector<Candidate> candidates;
+    for (const Schedule& s : batch) {
+      tried_.insert(key_of(s));
+      Candidate c;
+      c.schedule = s;
+      c.ordinal = next_ordinal_++;
+      try {
+        c.kernel = codegen::emit_kernel(plan_, s, key_);
+        if (auto fault = options_.faults.find(c.ordinal); fault != options_.faults.end()) {
+          c.kernel.source = inject_fault(c.kernel.source, c.kernel.name, fault->second);
+        }
+      } catch (const std::exception& error) {
+        c.error = error.what();
+      }
+      candidates.push_back(std::move(c));
+    }
+    return candidates;
+  }
+
+  void compile(std::vector<Candidate>& candidates) {
+    const runtime::KernelCache cache;
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < candidates.size(); i = next++) {
+        Candidate& c = candidates[i];
+        if (!c.error.empty() || past(0.85)) continue;
+        try {
+          if (options_.compile) {
+            c.compiled = options_.compile(c.kernel);
+          } else {
+            runtime::CompileOptions compile_options;
+            compile_options.program_name = c.kernel.name + ".cu";
+            c.compiled = cache.compile(c.kernel.source, compile_options);
+          }
+        } catch (const std::exception& error) {
+          c.error = error.what();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < std::min<int>(jobs_, static_cast<int>(candidates.size())); ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    for (Candidate& c : candidates) {
+      if (c.compiled) {
+        ++progress_.compiled;
+      } else if (!c.error.empty()) {
+        ++progress_.failed;
+        write(make_record(c, RecordStatus::kCompileError, c.error.substr(0, 4000), {}));
+      }
+    }
+  }
+
+  void measure(const Candidate& c, int repeats, bool first_pass) {
+    const Measurement m = measurer_.measure(MeasureRequest{c.schedule, &*c.compiled, repeats});
+    if (first_pass) ++progress_.measured;
+    if (m.status != RecordStatus::kOk) ++progress_.failed;
+    write(make_record(c, m.status, m.error, m.times_us));
+    if (m.status == RecordStatus::kOk && records_.back().median_us) {
+      model_.observe(c.schedule, *records_.back().median_us);
+    }
+  }
+
+  void remeasure_contenders() {
+    std::vector<const TuningRecord*> ok;
+    for (const TuningRecord& r : records_) {
+      if (r.status == RecordStatus::kOk && r.median_us) ok.push_back(&r);
+    }
+    if (ok.size() < 2 || past(0.95)) return;
+    std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return *a->median_us < *b->median_us; });
+    const double band = *ok.front()->median_us * (1 + 2 * kTieBand);
+    std::vector<std::string> contenders;
+    for (const TuningRecord* r : ok) {
+      if (*r->median_us <= band && contenders.size() < 4) contenders.push_back(key_of(r->schedule));
+    }
+    if (contenders.size() < 2) return;
+    for (const std::string& key : contenders) measure(kept_.at(key), options_.final_repeats, false);
+  }
+
+  TuneResult finish() {
+    std::vector<const TuningRecord*> all;
+    for (const TuningRecord& r : records_) all.push_back(&r);
+    const TuningRecord* best = select_best(all);
+    if (best == nullptr) {
+      std::string failures;
+      int shown = 0;
+      for (const TuningRecord& r : records_) {
+        if (shown++ < 3) failures += "\n  " + std::string(status_name(r.status)) + ": " + r.error.substr(0, 300);
+      }
+      throw CompileError("no candidate of " + std::to_string(tried_.size()) + " for workload " + key_ +
+                         " ran correctly; the first failures:" + failures);
+    }
+    TuneResult result{*best, records_, progress_.space, progress_.compiled, progress_.measured,
+                      progress_.failed,
+                      std::chrono::duration<double>(Clock::now() - start_).count()};
+    return result;
+  }
+
+  TuningRecord make_record(const Candidate& c, RecordStatus status, const std::string& error,
+                           std::vector<double> times) const {
+    TuningRecord r(Workload{key_, program_});
+    r.target = target_;
+    r.compiler = CompilerInfo{kVersion, compile_options_};
+    r.schedule = c.schedule;
+    r.status = status;
+    r.error = status == RecordStatus::kOk ? "" : (error.empty() ? std::string(status_name(status)) : error);
+    if (status == RecordStatus::kOk && times.empty()) {
+      r.status = RecordStatus::kLaunchError;
+      r.error = "the measurer returned no samples";
+    }
+    if (!times.empty()) r.median_us = runtime::summarize(times).median_us;
+    r.times_us = std::move(times);
+    r.source_sha256 = sha256_hex(c.kernel.source);
+    r.timestamp = utc_timestamp();
+    return r;
+  }
+
+  void write(TuningRecord record) {
+    if (!options_.log_path.empty()) TuningLog(options_.log_path).append(record);
+    records_.push_back(std::move(record));
+    ++progress_.records_written;
+    const TuningRecord& r = records_.back();
+    if (r.status == RecordStatus::kOk && r.median_us && (!progress_.best_us || *r.median_us < *progress_.best_us)) {
+      progress_.best_us = r.median_us;
+      progress_.best = schedule::to_string(r.schedule);
+    }
+    if (options_.progress) options_.progress(progress_);
+  }
+
+  const TuneOptions& options_;
+  Measurer& measurer_;
+  te::Program program_;
+  std::string key_;
+  schedule::FusionPlan plan_;
+  std::vector<Schedule> space_;
+  runtime::DeviceFingerprint target_;
+  CalibratedModel model_;
+  Clock::time_point start_;
+  std::vector<std::string> compile_options_;
+  int jobs_ = 1;
+  int next_ordinal_ = 0;
+  std::set<std::string> tried_;
+  std::map<std::string, Candidate> kept_;  // measured candidates by schedule, for re-measurement
+  std::vector<TuningRecord> records_;
+  TuneProgress progress_;
+};
+
+}  // namespace
+
+TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options) {
+  return Tuner(program, measurer, options).run();
+}
+
+}  // namespace comfuse::search

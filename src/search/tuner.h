@@ -1,0 +1,72 @@
+// The autotuner: a budgeted search over a plan's schedule space, every candidate compiled (NVRTC on all
+// cores), checked and measured (one at a time, through a Measurer), and logged; the winner by select_best.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_source.h"
+#include "runtime/nvrtc_compiler.h"
+#include "schedule/schedule.h"
+#include "search/fault_injection.h"
+#include "search/measurer.h"
+#include "search/tuning_record.h"
+#include "te/program.h"
+
+namespace comfuse::search {
+
+/// Compiles one candidate's source. The default goes through the on-disk kernel cache.
+using CompileFunction = std::function<runtime::CompiledProgram(const codegen::KernelSource&)>;
+
+/// Where a tuning run stands, reported after every event.
+struct TuneProgress {
+  int space = 0;    // legal schedules in the pruned space
+  int planned = 0;  // candidates the budget allows
+  int compiled = 0;
+  int measured = 0;  // candidates measured, whatever their status
+  int failed = 0;    // compile errors and every non-ok measurement
+  int records_written = 0;
+  std::optional<double> best_us;
+  std::string best;  // schedule::to_string of the best so far
+};
+
+struct TuneOptions {
+  int trials = 40;         // candidates to try at most (compiled or not); ignored when exhaustive
+  double seconds = 0;      // wall-clock budget when positive: no compile or measurement starts after it
+  bool exhaustive = false;  // try the whole pruned space
+  int repeats = 30;        // CUPTI samples per candidate
+  int final_repeats = 100;  // samples when the candidates near the best are measured again
+  int jobs = 0;            // NVRTC threads; 0: every core
+  std::string log_path;    // each record is appended here as it is made; empty: no log
+  CompileFunction compile;  // empty: KernelCache at its default directory, NVRTC options as compile()'s
+  /// The NVRTC options recorded in each record (compiler.options); empty: runtime::nvrtc_options({}).
+  std::vector<std::string> compile_options;
+  std::function<void(const TuneProgress&)> progress;
+  /// Faults injected into candidates by their ordinal (0-based, in the order candidates are emitted), to
+  /// prove containment. Their records carry the status the fault produced.
+  std::map<int, Fault> faults;
+  schedule::TargetLimits limits;
+};
+
+struct TuneResult {
+  TuningRecord winner;
+  std::vector<TuningRecord> records;  // every record made, in log order
+  int space = 0;
+  int compiled = 0, measured = 0, failed = 0;
+  double seconds = 0;
+};
+
+/// Tunes `program` on `measurer`'s device. Search: the schedule space pruned by legality; the default
+/// schedule and the model's best few of each model family first; then, batch by batch, the untried
+/// one-knob neighbours of the three fastest schedules and the best untried schedules, ranked by the cost
+/// model calibrated on the measurements so far; until `trials` candidates (or `seconds`) are spent. The
+/// schedules within twice the tie band of the fastest are measured again with `final_repeats` samples; the
+/// winner is select_best over the run's records. Compile errors and failed measurements are records, never
+/// exceptions. Throws CompileError when the program cannot be planned or no candidate ran correctly (with
+/// the first failures).
+TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options = {});
+
+}  // namespace comfuse::search

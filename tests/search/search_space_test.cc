@@ -1,0 +1,97 @@
+// The schedule space: legal, canonical, unique; neighbourhoods one knob away.
+#include "search/search_space.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "support/error.h"
+#include "te/workloads.h"
+
+namespace comfuse::search {
+namespace {
+
+schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape) {
+  return schedule::plan_fusion(te::build_workload(workload, shape));
+}
+
+int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
+  return (a.bn != b.bn) + (a.stages != b.stages) + (a.cluster_n != b.cluster_n) + (a.carried != b.carried) +
+         (a.raster_group_m != b.raster_group_m) + (a.warp_roles != b.warp_roles || a.bm != b.bm);
+}
+
+TEST(SearchSpace, EveryScheduleIsLegalCanonicalAndUnique) {
+  for (const auto& [workload, shape] :
+       std::vector<std::pair<std::string, te::Shape>>{{"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}},
+                                                      {"gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}}},
+                                                      {"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}},
+                                                      {"post_rmsnorm", {{"M", 77}, {"K", 40}, {"N", 1000}}}}) {
+    const schedule::FusionPlan plan = plan_of(workload, shape);
+    const std::vector<schedule::Schedule> space = schedule_space(plan);
+    ASSERT_GT(space.size(), 10u) << workload;
+    std::set<std::string> seen;
+    for (const schedule::Schedule& s : space) {
+      EXPECT_NO_THROW(schedule::check_legal(plan, s)) << workload << " " << schedule::to_string(s);
+      EXPECT_EQ(canonical(plan, s), s) << workload;
+      EXPECT_TRUE(seen.insert(schedule::to_json(s).dump()).second) << "duplicate " << schedule::to_string(s);
+    }
+    EXPECT_TRUE(std::is_sorted(space.begin(), space.end(), canonical_less)) << workload;
+  }
+}
+
+TEST(SearchSpace, PlainGemmSearchesNoClusterAndReductionKnobs) {
+  const schedule::FusionPlan plan = plan_of("gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}});
+  std::set<int> rasters, widths;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    EXPECT_EQ(s.cluster_n, 1);
+    EXPECT_EQ(s.reduction, schedule::ReductionPlacement::kCta);
+    EXPECT_EQ(s.carried, schedule::ValueHome::kRegisters);
+    rasters.insert(s.raster_group_m);
+    widths.insert(s.bn);
+  }
+  EXPECT_EQ(rasters, (std::set<int>{1, 8}));
+  EXPECT_EQ(widths, (std::set<int>{64, 128, 192, 256}));
+}
+
+TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  std::set<int> clusters;
+  std::set<schedule::ValueHome> homes;
+  bool one_tile_per_cta_in_registers = false;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    clusters.insert(s.cluster_n);
+    homes.insert(s.carried);
+    EXPECT_EQ(s.reduction == schedule::ReductionPlacement::kCluster, s.cluster_n > 1);
+    one_tile_per_cta_in_registers |= s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
+  }
+  EXPECT_EQ(clusters, (std::set<int>{1, 2, 4, 8}));
+  EXPECT_EQ(homes.size(), 2u);
+  EXPECT_TRUE(one_tile_per_cta_in_registers);
+}
+
+TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {
+  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 256}});
+  schedule::Schedule s;
+  s.cluster_n = 4;
+  s.reduction = schedule::ReductionPlacement::kCluster;
+  s.carried = schedule::ValueHome::kL2Stash;
+  const schedule::Schedule c = canonical(gemm, s);
+  EXPECT_EQ(c.cluster_n, 1);
+  EXPECT_EQ(c.reduction, schedule::ReductionPlacement::kCta);
+  EXPECT_EQ(c.carried, schedule::ValueHome::kRegisters);
+}
+
+TEST(SearchSpace, NeighboursAreOneKnobAwayAndLegal) {
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  const schedule::Schedule start = canonical(plan, schedule::default_schedule(plan));
+  const std::vector<schedule::Schedule> near = neighbours(plan, start);
+  ASSERT_FALSE(near.empty());
+  for (const schedule::Schedule& n : near) {
+    EXPECT_NE(n, start);
+    EXPECT_EQ(knobs_changed(start, n), 1) << schedule::to_string(n);
+    EXPECT_NO_THROW(schedule::check_legal(plan, n));
+  }
+}
+
+}  // namespace
+}  // namespace comfuse::search

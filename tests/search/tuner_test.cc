@@ -1,0 +1,194 @@
+// The tuner on a simulated measurer: budget, records and log, failures as records, determinism, faults.
+#include "search/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "search/search_space.h"
+#include "search/selection.h"
+#include "search/tuning_log.h"
+#include "simulated_measurer.h"
+#include "support/error.h"
+
+namespace comfuse::search {
+namespace {
+
+te::Program suite_post_layernorm() {
+  return te::build_workload("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+}
+
+TuneOptions simulated_options(int trials) {
+  TuneOptions options;
+  options.trials = trials;
+  options.repeats = 5;
+  options.final_repeats = 9;
+  options.jobs = 2;
+  options.compile = [](const codegen::KernelSource& k) { return fake_compile(k); };
+  return options;
+}
+
+std::string temp_log(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("comfuse_tuner_test_" + name + ".jsonl");
+  std::filesystem::remove(path);
+  return path.string();
+}
+
+TEST(Tuner, SpendsTheTrialBudgetAndLogsEveryRecord) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  TuneOptions options = simulated_options(24);
+  options.log_path = temp_log("budget");
+  std::vector<TuneProgress> progress;
+  options.progress = [&](const TuneProgress& p) { progress.push_back(p); };
+  const TuneResult result = tune(program, measurer, options);
+
+  EXPECT_EQ(result.measured, 24);
+  EXPECT_EQ(result.compiled, 24);
+  EXPECT_EQ(result.failed, 0);
+  EXPECT_GT(result.space, 100);
+  std::set<std::string> distinct;
+  for (const TuningRecord& r : result.records) distinct.insert(schedule::to_json(r.schedule).dump());
+  EXPECT_EQ(distinct.size(), 24u);
+  // First-pass records, then the re-measured contenders.
+  EXPECT_GE(result.records.size(), 24u);
+  EXPECT_LE(result.records.size(), 28u);
+  ASSERT_EQ(progress.size(), result.records.size());
+  EXPECT_EQ(progress.back().records_written, static_cast<int>(result.records.size()));
+  EXPECT_EQ(progress.back().best_us.has_value(), true);
+
+  const LoadResult loaded = TuningLog::load(options.log_path, true);
+  ASSERT_EQ(loaded.records.size(), result.records.size());
+  std::vector<const TuningRecord*> all;
+  for (const TuningRecord& r : loaded.records) all.push_back(&r);
+  EXPECT_EQ(select_best(all)->schedule, result.winner.schedule);
+  for (const TuningRecord& r : loaded.records) {
+    EXPECT_EQ(r.workload.key, te::workload_key(program));
+    EXPECT_EQ(r.target, h200());
+    EXPECT_EQ(r.status, RecordStatus::kOk);
+    EXPECT_EQ(r.source_sha256, sha256_hex(codegen::emit_kernel(schedule::plan_fusion(program), r.schedule,
+                                                                r.workload.key)
+                                              .source));
+  }
+}
+
+TEST(Tuner, WinnerIsNoWorseThanTheDefaultSchedule) {
+  const te::Program program = suite_post_layernorm();
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer measurer(plan);
+  const TuneResult result = tune(program, measurer, simulated_options(16));
+  const schedule::Schedule fallback = canonical(plan, schedule::default_schedule(plan));
+  bool default_tried = false;
+  double default_us = 0;
+  for (const TuningRecord& r : result.records) {
+    if (r.schedule == fallback) {
+      default_tried = true;
+      default_us = *r.median_us;
+    }
+  }
+  ASSERT_TRUE(default_tried);
+  EXPECT_LE(*result.winner.median_us, default_us * (1 + kTieBand));
+}
+
+TEST(Tuner, FindsTheExhaustiveOptimumOfTheSimulation) {
+  const te::Program program = te::build_workload("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer sweep_measurer(plan);
+  TuneOptions sweep = simulated_options(0);
+  sweep.exhaustive = true;
+  const TuneResult all = tune(program, sweep_measurer, sweep);
+  EXPECT_EQ(all.measured, all.space);
+  SimulatedMeasurer measurer(plan);
+  const TuneResult searched = tune(program, measurer, simulated_options(40));
+  EXPECT_LE(*searched.winner.median_us, *all.winner.median_us * 1.05)
+      << "searched " << schedule::to_string(searched.winner.schedule) << " vs sweep "
+      << schedule::to_string(all.winner.schedule);
+}
+
+TEST(Tuner, TwoIdenticalRunsPickTheSameWinnerFromTheSameCandidates) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer first(schedule::plan_fusion(program)), second(schedule::plan_fusion(program));
+  const TuneResult a = tune(program, first, simulated_options(20));
+  const TuneResult b = tune(program, second, simulated_options(20));
+  EXPECT_EQ(a.winner.schedule, b.winner.schedule);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) EXPECT_EQ(a.records[i].schedule, b.records[i].schedule);
+}
+
+TEST(Tuner, FailuresAreRecordsNotExceptions) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  measurer.fails = [](const schedule::Schedule& s) {
+    if (s.stages == 5) return RecordStatus::kCrash;
+    if (s.stages == 6) return RecordStatus::kWrongAnswer;
+    return RecordStatus::kOk;
+  };
+  TuneOptions options = simulated_options(30);
+  options.compile = [](const codegen::KernelSource& k) {
+    return fake_compile(k, "STAGES = 3,");  // every 3-stage candidate fails to compile
+  };
+  const TuneResult result = tune(program, measurer, options);
+  std::map<RecordStatus, int> statuses;
+  for (const TuningRecord& r : result.records) {
+    ++statuses[r.status];
+    EXPECT_EQ(r.status == RecordStatus::kOk, r.median_us.has_value());
+    EXPECT_EQ(r.status == RecordStatus::kOk, r.error.empty());
+    if (r.status == RecordStatus::kCompileError) {
+      EXPECT_EQ(r.schedule.stages, 3);
+    }
+  }
+  EXPECT_GT(statuses[RecordStatus::kCompileError], 0);
+  EXPECT_GT(statuses[RecordStatus::kCrash], 0);
+  EXPECT_GT(statuses[RecordStatus::kWrongAnswer], 0);
+  EXPECT_EQ(result.failed, statuses[RecordStatus::kCompileError] + statuses[RecordStatus::kCrash] +
+                               statuses[RecordStatus::kWrongAnswer]);
+  EXPECT_EQ(result.winner.status, RecordStatus::kOk);
+  EXPECT_EQ(result.winner.schedule.stages, 4);
+}
+
+TEST(Tuner, NoCorrectCandidateIsACompileErrorListingFailures) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  measurer.fails = [](const schedule::Schedule&) { return RecordStatus::kWrongAnswer; };
+  try {
+    tune(program, measurer, simulated_options(6));
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("no candidate of 6 for workload sha256:"), std::string::npos) << message;
+    EXPECT_NE(message.find("wrong_answer: simulated wrong_answer"), std::string::npos) << message;
+  }
+}
+
+TEST(Tuner, InjectsFaultsIntoTheChosenCandidates) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  TuneOptions options = simulated_options(10);
+  std::vector<std::string> sources;
+  options.compile = [&](const codegen::KernelSource& k) {
+    if (k.source.find("injected fault") != std::string::npos) sources.push_back(k.source);
+    return fake_compile(k);
+  };
+  options.jobs = 1;
+  options.faults = {{1, Fault::kTrap}, {4, Fault::kHang}};
+  tune(program, measurer, options);
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_NE(sources[0].find("asm volatile(\"trap;\")"), std::string::npos);
+  EXPECT_NE(sources[1].find("nanosleep"), std::string::npos);
+}
+
+TEST(Tuner, SecondsBudgetStopsTheSearch) {
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  measurer.delay = std::chrono::milliseconds(50);
+  TuneOptions options = simulated_options(1000);
+  options.seconds = 1.0;
+  const TuneResult result = tune(program, measurer, options);
+  EXPECT_LT(result.seconds, 1.5);
+  EXPECT_LT(result.measured, 30);
+  EXPECT_GT(result.measured, 5);
+}
+
+}  // namespace
+}  // namespace comfuse::search
