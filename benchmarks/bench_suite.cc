@@ -2,14 +2,17 @@
 // with CUPTI; checks every fused kernel against the CPU reference first. Writes a JSON file and prints a
 // table.
 //
-//   bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong]
+//   bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong] [--log TUNING_LOG]
 //
+// With --log, each row's kernel is replayed from the tuning log (the winner for its workload key and this
+// GPU); rows without a record there use the default schedule, and the JSON says which ("schedule_source").
 // --variant ping_pong runs reduction plans with two ping-pong consumer warpgroups (BM=64) in place of the default
 // warp roles, where that is legal: the experiment behind benchmarks/NOTES.md's ping-pong entry.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -21,6 +24,9 @@
 #include "runtime/cublas_gemm.h"
 #include "runtime/fingerprint.h"
 #include "runtime/kernel_timer.h"
+#include "search/replay.h"
+#include "search/tuning_log.h"
+#include "te/json.h"
 #include "suite.h"
 #include "te/interpreter.h"
 
@@ -37,7 +43,28 @@ struct Row {
   codegen::KernelSource source;
   runtime::CompiledProgram compiled;
   std::string compile_error;
+  std::string schedule_source = "default";
+  std::optional<double> tune_seconds;  // from the log's timestamps: first to last record of the key
 };
+
+std::int64_t seconds_of(const std::string& timestamp) {
+  std::tm tm{};
+  strptime(timestamp.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+// The span of the log's records for `key`, in seconds (timestamps have one-second resolution).
+std::optional<double> tuning_span(const std::vector<search::TuningRecord>& records, const std::string& key) {
+  std::optional<std::int64_t> first, last;
+  for (const search::TuningRecord& r : records) {
+    if (r.workload.key != key) continue;
+    const std::int64_t t = seconds_of(r.timestamp);
+    if (!first || t < *first) first = t;
+    if (!last || t > *last) last = t;
+  }
+  if (!first) return std::nullopt;
+  return static_cast<double>(*last - *first + 1);
+}
 
 std::string today() {
   const std::time_t now = std::time(nullptr);
@@ -48,17 +75,25 @@ std::string today() {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong]\n";
+    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD] [--variant ping_pong] [--log FILE]\n";
     return 2;
   }
   const std::string out_path = argv[1];
   int repeats = 50;
-  std::string only, variant;
+  std::string only, variant, log_path;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--only") only = argv[i + 1];
     if (flag == "--variant") variant = argv[i + 1];
+    if (flag == "--log") log_path = argv[i + 1];
+  }
+  const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);
+  std::vector<search::TuningRecord> tuned;
+  if (!log_path.empty()) {
+    search::LoadResult loaded = search::TuningLog::load(log_path);
+    for (const std::string& problem : loaded.problems) std::cerr << "warning: " << problem << "\n";
+    tuned = std::move(loaded.records);
   }
 
   std::vector<Row> rows;
@@ -84,7 +119,17 @@ int run(int argc, char** argv) {
           // Not legal for this plan (e.g. registers with two tiles per warpgroup): keep the default.
         }
       }
-      row.source = codegen::emit_kernel(*row.plan, s, "sha256:" + std::string(64, '0'));
+      const std::string key = te::workload_key(*row.program);
+      row.source = codegen::emit_kernel(*row.plan, s, key);
+      if (!tuned.empty() && variant.empty()) {
+        try {
+          row.source = search::replay(tuned, *row.program, fingerprint).kernel;
+          row.schedule_source = "tuning_log";
+          row.tune_seconds = tuning_span(tuned, key);
+        } catch (const CompileError& error) {
+          std::cerr << row.name << ": default schedule (" << error.what() << ")\n";
+        }
+      }
     } catch (const CompileError& error) {
       row.unsupported = error.what();
     }
@@ -116,8 +161,6 @@ int run(int argc, char** argv) {
   runtime::CublasGemm cublas;
   runtime::TimingOptions timing;
   timing.repeats = repeats;
-  const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);
-
   nlohmann::json workloads = nlohmann::json::array();
   std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm",
               "residual", "TFLOP/s", "rel_err");
@@ -182,6 +225,8 @@ int run(int argc, char** argv) {
     record["max_rel_err"] = check.max_rel_error;
     record["correct"] = check.ok;
     record["schedule"] = schedule::to_json(row.source.schedule);
+    record["schedule_source"] = row.schedule_source;
+    record["tune_seconds"] = row.tune_seconds ? nlohmann::json(*row.tune_seconds) : nlohmann::json();
     std::printf("%-40s %10.1f %10.1f %9.3f %10.1f %8.1f %10.2e%s\n", row.name.c_str(), ours.median_us,
                 gemm.median_us, ours.median_us / gemm.median_us, ours.median_us - gemm.median_us,
                 record["tflops"].get<double>(), check.max_rel_error, check.ok ? "" : "  WRONG");

@@ -20,6 +20,11 @@ std::vector<SuiteEntry> suite() {
       {"mlp_relu", {{"M", 16384}, {"K", 1024}, {"N", 4096}, {"O", 1024}}, "b2b_mlp_M16384_K1024_N4096_O1024"},
       {"attention", {{"BH", 64}, {"L", 2048}, {"D", 128}, {"CAUSAL", 0}}, "b2b_attn_BH64_L2048_D128"},
       {"attention", {{"BH", 128}, {"L", 1024}, {"D", 64}, {"CAUSAL", 0}}, "b2b_attn_BH128_L1024_D64"},
+      {"mlp_gelu", {{"M", 65536}, {"K", 128}, {"N", 512}, {"O", 128}}, ""},
+      {"mlp_gelu", {{"M", 16384}, {"K", 1024}, {"N", 4096}, {"O", 1024}}, ""},
+      {"attention", {{"BH", 64}, {"L", 2048}, {"D", 128}, {"CAUSAL", 1}}, ""},
+      {"attention", {{"BH", 128}, {"L", 1024}, {"D", 64}, {"CAUSAL", 1}}, ""},
+      {"target_attention", {{"BH", 1024}, {"LQ", 32}, {"LK", 1024}, {"D", 64}}, ""},
       {"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}, ""},
   };
   // Each suite GEMM shape alone, through comfuse.

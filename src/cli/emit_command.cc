@@ -1,10 +1,10 @@
 // Implementation of `comfuse emit`.
 #include "cli/emit_command.h"
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "cli/kernel_files.h"
 #include "codegen/kernel_source.h"
 #include "runtime/nvrtc_compiler.h"
 #include "support/error.h"
@@ -71,14 +71,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       schedule = schedule::schedule_from_json(json);
     }
     const codegen::KernelSource kernel = codegen::emit_kernel(plan, schedule, te::workload_key(program));
-    runtime::CompileOptions options;
-    options.arch = target;
-    options.program_name = kernel.name + ".cu";
-    const runtime::CompiledProgram compiled = runtime::compile(kernel.source, options);
-    std::filesystem::create_directories(directory);
-    const std::filesystem::path base = std::filesystem::path(directory) / kernel.name;
-    std::ofstream(base.string() + ".cu") << kernel.source;
-    std::ofstream(base.string() + ".cubin", std::ios::binary) << compiled.image;
+    const KernelFiles files = write_kernel_files(kernel, directory, target);
+    const runtime::CompiledProgram& compiled = files.compiled;
     out << "workload " << workload << " key " << te::workload_key(program) << "\n";
     out << "schedule " << schedule::to_string(schedule) << "\n";
     out << "launch grid " << kernel.launch.grid_x << " block " << kernel.launch.block_x << " cluster "
@@ -87,7 +81,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
           << " bytes spilled\n";
     }
-    out << "wrote " << base.string() << ".cu and " << base.string() << ".cubin\n";
+    out << "wrote " << files.source_path << " and " << files.cubin_path << "\n";
     return 0;
   } catch (const CompileError& error) {
     err << "comfuse emit: " << error.what() << "\n";

@@ -1,11 +1,15 @@
 // The `comfuse` command: dispatches to its subcommands.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/devices_command.h"
 #include "cli/emit_command.h"
+#include "cli/replay_command.h"
 #include "cli/show_command.h"
+#include "cli/tune_command.h"
 #include "comfuse/version.h"
 #include "support/error.h"
 
@@ -16,6 +20,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  show      the suite workloads: program, op graph, workload key (show --list for all)\n"
     "  emit      a workload's fused kernel as CUDA source and cubin (no GPU needed)\n"
+    "  tune      autotune a workload's fused kernel on the GPU, logging every candidate (--log FILE)\n"
+    "  replay    the kernel a tuning log chose, regenerated, checked and written (no GPU needed)\n"
     "  devices   each GPU's fingerprint\n"
     "  version   the comfuse version\n";
 
@@ -31,6 +37,11 @@ int main(int argc, char** argv) {
   try {
     if (command == "show") return comfuse::cli::run_show(args, std::cout, std::cerr);
     if (command == "emit") return comfuse::cli::run_emit(args, std::cout, std::cerr);
+    if (command == "tune") {
+      // Only here is it known whether stderr is a terminal, where the progress bar redraws in place.
+      return comfuse::cli::run_tune(args, std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1);
+    }
+    if (command == "replay") return comfuse::cli::run_replay(args, std::cout, std::cerr);
     if (command == "devices") return comfuse::cli::run_devices(args, std::cout, std::cerr);
     if (command == "version" || command == "--version") {
       std::cout << "comfuse " << comfuse::kVersion << "\n";

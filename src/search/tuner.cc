@@ -112,8 +112,10 @@ class Tuner {
     std::vector<Schedule> batch;
     const std::vector<Schedule> ranked = ranked_untried();
     if (options_.exhaustive) return ranked;
+    // Half the trials, but at most two compile batches: under a seconds budget the first measurements must
+    // come early, to calibrate the model and to leave a winner when time runs out.
     const std::size_t limit = static_cast<std::size_t>(
-        std::min(options_.trials, std::max(batch_size(), options_.trials / 2)));
+        std::min(options_.trials, std::max(batch_size(), std::min(options_.trials / 2, 2 * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
     std::map<std::string, int> per_family;
     for (const Schedule& s : ranked) {
@@ -171,7 +173,7 @@ class Tuner {
     auto work = [&] {
       for (std::size_t i = next++; i < candidates.size(); i = next++) {
         Candidate& c = candidates[i];
-        if (!c.error.empty() || past(0.85)) continue;
+        if (!c.error.empty() || past(0.6)) continue;  // leave time to measure what compiled
         try {
           if (options_.compile) {
             c.compiled = options_.compile(c.kernel);

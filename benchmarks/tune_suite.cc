@@ -1,0 +1,229 @@
+// Tunes every suite workload comfuse can fuse on the GPU and writes the tuning log, plus the acceptance
+// experiments of the autotuner: exhaustive sweeps of the same pruned space, a repeated run, and a run with
+// faulty candidates injected. Prints a table and writes a JSON summary.
+//
+//   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
+//                      [--faults NAME] [--skip-suite]
+//
+// NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). The log of the suite run is
+// OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files beside it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "search/gpu_runner.h"
+#include "search/search_space.h"
+#include "search/tuner.h"
+#include "suite.h"
+#include "support/error.h"
+
+namespace comfuse::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string out_dir;
+  int trials = 40;
+  double seconds = 55;
+  std::vector<std::string> only;  // workload names; empty: all
+  std::vector<std::string> sweep;
+  std::string repeat, faults;
+  bool skip_suite = false;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+struct Outcome {
+  nlohmann::json summary;
+  search::TuneResult result;
+};
+
+// Prepares the workload (inputs, reference), starts the workers and tunes; wall time covers all of it.
+Outcome tune_row(const SuiteEntry& entry, search::TuneOptions options, double timeout_s = 30) {
+  const auto start = Clock::now();
+  const te::Program program = te::build_workload(entry.workload, entry.shape);
+  const search::GpuWorkload workload = search::prepare_workload(
+      program,
+      [&](std::int64_t rows) {
+        te::Shape shape = entry.shape;
+        shape["M"] = rows;
+        return te::build_workload(entry.workload, shape);
+      },
+      1);
+  search::IsolationOptions isolation;
+  isolation.candidate_timeout_s = timeout_s;
+  const auto measurer = search::make_gpu_measurer(workload, 0, isolation);
+  search::TuneResult result = search::tune(program, *measurer, options);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::optional<double> gemm = measurer->gemm_alone_us(50);
+  double default_us = 0;
+  const schedule::Schedule fallback = search::canonical(workload.plan, schedule::default_schedule(workload.plan));
+  for (const search::TuningRecord& r : result.records) {
+    if (r.schedule == fallback && r.median_us) default_us = *r.median_us;
+  }
+  std::map<std::string, int> statuses;
+  for (const search::TuningRecord& r : result.records) ++statuses[std::string(search::status_name(r.status))];
+  nlohmann::json summary = {{"name", te::instance_name(te::workload_info(entry.workload), entry.shape)},
+                            {"wall_seconds", wall},
+                            {"tune_seconds", result.seconds},
+                            {"space", result.space},
+                            {"compiled", result.compiled},
+                            {"measured", result.measured},
+                            {"failed", result.failed},
+                            {"statuses", statuses},
+                            {"winner", schedule::to_json(result.winner.schedule)},
+                            {"winner_us", *result.winner.median_us},
+                            {"default_us", default_us > 0 ? nlohmann::json(default_us) : nlohmann::json()},
+                            {"cublas_gemm_us", gemm ? nlohmann::json(*gemm) : nlohmann::json()},
+                            {"workers_started", measurer->workers_started()}};
+  return {summary, std::move(result)};
+}
+
+void print_row(const nlohmann::json& s) {
+  std::printf("%-44s %6.1fs %5d/%-4d fail %-3d  best %9.1f us  default %9s  gemm %8s\n",
+              s["name"].get<std::string>().c_str(), s["wall_seconds"].get<double>(), s["measured"].get<int>(),
+              s["space"].get<int>(), s["failed"].get<int>(), s["winner_us"].get<double>(),
+              s["default_us"].is_null() ? "-" : std::to_string(s["default_us"].get<double>()).substr(0, 8).c_str(),
+              s["cublas_gemm_us"].is_null() ? "-"
+                                            : std::to_string(s["cublas_gemm_us"].get<double>()).substr(0, 7).c_str());
+  std::fflush(stdout);
+}
+
+const SuiteEntry* find_row(const std::string& name) {
+  static const std::vector<SuiteEntry> rows = suite();
+  for (const SuiteEntry& e : rows) {
+    if (te::instance_name(te::workload_info(e.workload), e.shape) == name) return &e;
+  }
+  throw CompileError("no suite row named '" + name + "'");
+}
+
+int run(const Args& args) {
+  nlohmann::json report = {{"suite", nlohmann::json::array()}};
+  search::TuneOptions options;
+  options.trials = args.trials;
+  options.seconds = args.seconds;
+  if (!args.skip_suite) {
+    options.log_path = args.out_dir + "/h200.jsonl";
+    for (const SuiteEntry& entry : suite()) {
+      if (!args.only.empty() &&
+          std::find(args.only.begin(), args.only.end(), entry.workload) == args.only.end()) {
+        continue;
+      }
+      try {
+        schedule::plan_fusion(te::build_workload(entry.workload, entry.shape));
+      } catch (const CompileError& error) {
+        std::printf("%-44s unsupported: %.80s\n", te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(),
+                    error.what());
+        continue;
+      }
+      try {
+        Outcome outcome = tune_row(entry, options);
+        print_row(outcome.summary);
+        report["suite"].push_back(outcome.summary);
+      } catch (const std::exception& error) {
+        std::printf("%-44s FAILED: %s\n", te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(),
+                    error.what());
+      }
+    }
+  }
+  for (const std::string& name : args.sweep) {
+    search::TuneOptions exhaustive = options;
+    exhaustive.exhaustive = true;
+    exhaustive.seconds = 0;
+    exhaustive.log_path = args.out_dir + "/sweeps.jsonl";
+    search::TuneOptions searched = options;
+    searched.log_path = args.out_dir + "/sweep_searched.jsonl";
+    const Outcome all = tune_row(*find_row(name), exhaustive);
+    const Outcome budget = tune_row(*find_row(name), searched);
+    const double gap = budget.summary["winner_us"].get<double>() / all.summary["winner_us"].get<double>() - 1;
+    std::printf("sweep %-38s exhaustive %9.1f us (%d measured, %.0fs)  tuner %9.1f us (%d measured, %.0fs)  gap %+.2f%%\n",
+                name.c_str(), all.summary["winner_us"].get<double>(), all.summary["measured"].get<int>(),
+                all.summary["wall_seconds"].get<double>(), budget.summary["winner_us"].get<double>(),
+                budget.summary["measured"].get<int>(), budget.summary["wall_seconds"].get<double>(), 100 * gap);
+    std::fflush(stdout);
+    report["sweeps"].push_back({{"name", name}, {"exhaustive", all.summary}, {"tuner", budget.summary}, {"gap", gap}});
+  }
+  if (!args.repeat.empty()) {
+    search::TuneOptions again = options;
+    again.log_path = args.out_dir + "/repeat.jsonl";
+    const Outcome first = tune_row(*find_row(args.repeat), again);
+    const Outcome second = tune_row(*find_row(args.repeat), again);
+    const bool same = first.result.winner.schedule == second.result.winner.schedule;
+    std::printf("repeat %-37s first %s %.1f us | second %s %.1f us | %s\n", args.repeat.c_str(),
+                schedule::to_string(first.result.winner.schedule).c_str(), *first.result.winner.median_us,
+                schedule::to_string(second.result.winner.schedule).c_str(), *second.result.winner.median_us,
+                same ? "SAME WINNER" : "DIFFERENT WINNERS");
+    report["repeat"] = {{"name", args.repeat}, {"first", first.summary}, {"second", second.summary}, {"same", same}};
+  }
+  if (!args.faults.empty()) {
+    search::TuneOptions faulty = options;
+    faulty.trials = 50;
+    faulty.seconds = 0;
+    faulty.log_path = args.out_dir + "/faults.jsonl";
+    using search::Fault;
+    faulty.faults = {{3, Fault::kOutOfBoundsWrite}, {9, Fault::kTrap},  {15, Fault::kHang},
+                     {21, Fault::kOutOfBoundsWrite}, {30, Fault::kTrap}, {41, Fault::kHang}};
+    const Outcome outcome = tune_row(*find_row(args.faults), faulty, 10);
+    std::printf("faults %-37s measured %d, statuses %s, workers started %d, winner %.1f us\n", args.faults.c_str(),
+                outcome.summary["measured"].get<int>(), outcome.summary["statuses"].dump().c_str(),
+                outcome.summary["workers_started"].get<int>(), outcome.summary["winner_us"].get<double>());
+    report["faults"] = outcome.summary;
+  }
+  std::ofstream(args.out_dir + "/tune_summary.json") << report.dump(1) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace comfuse::bench
+
+int main(int argc, char** argv) {
+  using comfuse::bench::split;
+  comfuse::bench::Args args;
+  if (argc < 2) {
+    std::cerr << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
+                 "[--repeat NAME] [--faults NAME] [--skip-suite]\n";
+    return 2;
+  }
+  args.out_dir = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--skip-suite") {
+      args.skip_suite = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::cerr << "tune_suite: " << flag << " needs a value\n";
+      return 2;
+    }
+    const std::string value = argv[++i];
+    if (flag == "--trials") args.trials = std::stoi(value);
+    else if (flag == "--seconds") args.seconds = std::stod(value);
+    else if (flag == "--only") args.only = split(value);
+    else if (flag == "--sweep") args.sweep = split(value);
+    else if (flag == "--repeat") args.repeat = value;
+    else if (flag == "--faults") args.faults = value;
+    else {
+      std::cerr << "tune_suite: unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  try {
+    return comfuse::bench::run(args);
+  } catch (const std::exception& error) {
+    std::cerr << "tune_suite: " << error.what() << "\n";
+    return 1;
+  }
+}
