@@ -2,6 +2,7 @@
 # Runs the benchmark suite on the GPU machine: comfuse's driver (build/benchmarks/bench_suite, built beforehand),
 # the PyTorch baselines, then the merged report (OUTDIR/<date>-h200.{json,md,png}), and prints its table.
 # Usage: benchmarks/run_suite.sh OUTDIR [--log FILE]   (--log: the tuning log that bench_suite replays)
+# COMFUSE_TORCH_COMPILE_BUDGET=S: PyTorch rows starting after S seconds are not compiled (default: no budget).
 # A stage that fails part-way still leaves its JSON (the scripts record failures per row), so the report is made
 # whenever both JSON files exist; the exit status is then that of the first stage that failed, else 0.
 set -euo pipefail
@@ -53,7 +54,8 @@ stage() {
 log_args=()
 [[ -z $log ]] || log_args=(--log "$log")
 stage "comfuse (bench_suite)" "$bench" "$outdir/comfuse.json" "${log_args[@]}"
-stage "PyTorch baselines" python3 benchmarks/torch_baselines.py "$outdir/torch.json"
+stage "PyTorch baselines" python3 benchmarks/torch_baselines.py "$outdir/torch.json" \
+  --compile-budget "${COMFUSE_TORCH_COMPILE_BUDGET:-0}"
 
 for input in "$outdir/comfuse.json" "$outdir/torch.json"; do
   if [[ ! -s $input ]]; then

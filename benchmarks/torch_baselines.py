@@ -11,6 +11,11 @@ GEMM returns bf16 (accumulated in f32 by cuBLAS or Triton) and the epilogue upca
 PyTorch user writes and the one Inductor fuses; the alternative, an f32 GEMM output, writes twice the bytes.
 
 Usage: python3 benchmarks/torch_baselines.py OUT.json [--only NAME_SUBSTRING] [--skip-compile]
+                                                      [--compile-budget SECONDS]
+
+GEMM-alone rows (workload "gemm") are timed with torch.matmul and eager only: compiling a lone matmul gives
+cuBLAS or a Triton GEMM, which is not what those rows compare against. With --compile-budget, rows that start
+after that many seconds are not compiled either; each skipped compile is named in the row's "errors" map.
 PyTorch is imported in main(), so --help works without it.
 """
 import argparse
@@ -328,7 +333,7 @@ def systems(workload, shape, inputs, bench, skip_compile):
     return out
 
 
-def measure_row(workload_name, shape, baseline_name, bench, skip_compile):
+def measure_row(workload_name, shape, baseline_name, bench, skip_compile, skip_reason=None):
     """The JSON record of one suite row; every failure lands in its "errors" map."""
     workload = WORKLOADS[workload_name]
     row = {"name": instance_name(workload_name, shape), "workload": workload_name, "shape": shape,
@@ -341,7 +346,9 @@ def measure_row(workload_name, shape, baseline_name, bench, skip_compile):
     except Exception as error:  # noqa: BLE001 - one failure must not end the run
         row["errors"]["inputs"] = describe(error)
         return row
-    for system, measure in systems(workload, shape, inputs, bench, skip_compile):
+    if skip_reason is not None:
+        row["errors"]["inductor"] = skip_reason
+    for system, measure in systems(workload, shape, inputs, bench, skip_compile or skip_reason is not None):
         try:
             row.update(measure())
         except Exception as error:  # noqa: BLE001
@@ -411,6 +418,8 @@ def parse_args(argv):
     parser.add_argument("out", metavar="OUT.json", help="where to write the results")
     parser.add_argument("--only", metavar="NAME_SUBSTRING", help="run only the rows whose name contains this")
     parser.add_argument("--skip-compile", action="store_true", help="time eager, SDPA and torch.matmul only")
+    parser.add_argument("--compile-budget", type=float, default=0, metavar="SECONDS",
+                        help="rows starting after this many seconds are not compiled (0: no budget)")
     return parser.parse_args(argv)
 
 
@@ -430,8 +439,14 @@ def main(argv=None):
                 "skip_compile": args.skip_compile,
                 "matmul": "bf16 inputs, f32 accumulation (bf16 reduced-precision reductions off)",
                 "workloads": []}
+    start = time.monotonic()
     for index, (workload_name, shape, baseline_name) in enumerate(rows, 1):
-        row = measure_row(workload_name, shape, baseline_name, bench, args.skip_compile)
+        skip_reason = None
+        if workload_name == "gemm":
+            skip_reason = "not compiled: GEMM-alone rows are timed with torch.matmul"
+        elif args.compile_budget > 0 and time.monotonic() - start > args.compile_budget:
+            skip_reason = f"not compiled: the compile budget of {args.compile_budget:.0f} s was spent"
+        row = measure_row(workload_name, shape, baseline_name, bench, args.skip_compile, skip_reason)
         document["workloads"].append(row)
         write_json(args.out, document)
         print(progress_line(index, len(rows), row), file=sys.stderr, flush=True)

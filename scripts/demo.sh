@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# The README's main job: build comfuse and show the post-LayerNorm workload (program, op graph, key).
+# The README's main job. With a GPU: tune the post-LayerNorm workload at its default shape and report the
+# winner against cuBLAS GEMM alone. Without one: replay the shipped H200 tuning log into the same workload's
+# kernel (.cu and .cubin) and say what was built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-./build/src/cli/comfuse show --list
+comfuse=./build/src/cli/comfuse
+out=build/demo
+mkdir -p "$out"
+$comfuse show post_layernorm
 echo
-./build/src/cli/comfuse show post_layernorm --dot build/post_layernorm.dot
-echo
-./build/examples/example_post_layernorm
+if $comfuse devices > "$out/devices.txt" 2>&1; then
+  cat "$out/devices.txt"
+  echo "== tuning post_layernorm on this GPU (log: $out/post_layernorm.jsonl)"
+  $comfuse tune post_layernorm --trials 32 --log "$out/post_layernorm.jsonl"
+else
+  echo "== no GPU here ($(tail -n 1 "$out/devices.txt"))"
+  echo "== replaying the shipped H200 tuning log instead"
+  $comfuse replay --log tuning_logs/h200.jsonl post_layernorm --target "NVIDIA H200" -o "$out/post_layernorm"
+  echo "== built:"
+  ls -l "$out/post_layernorm"
+fi
