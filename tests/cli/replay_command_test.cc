@@ -15,6 +15,7 @@
 #include "runtime/driver.h"
 #include "runtime/nvrtc_compiler.h"
 #include "schedule/fusion_plan.h"
+#include "search/search_fixture.h"
 #include "search/tuning_log.h"
 #include "support/sha256.h"
 #include "te/json.h"
@@ -30,14 +31,7 @@ constexpr const char* kShapeText = "M=256,K=128,N=256";
 
 // The fingerprint an H200 with this machine's toolkit reports.
 runtime::DeviceFingerprint h200() {
-  runtime::DeviceFingerprint f;
-  f.arch = "sm_90a";
-  f.name = "NVIDIA H200";
-  f.cc_major = 9;
-  f.cc_minor = 0;
-  f.sms = 132;
-  f.driver = "580.159.04";
-  f.driver_cuda = "13.0";
+  runtime::DeviceFingerprint f = search::h200();
   f.cuda = runtime::cuda_version_string(CUDA_VERSION);
   f.nvrtc = runtime::nvrtc_version();
   return f;
