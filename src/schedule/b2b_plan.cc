@@ -9,6 +9,7 @@
 
 #include "support/error.h"
 #include "te/expr_inl.h"
+#include "te/extract.h"
 #include "te/printer.h"
 
 namespace comfuse::schedule {
@@ -405,6 +406,11 @@ B2BPlan plan_b2b(const te::Program& program) {
   }
   deriver.derive_operand(second.a);
   return plan;
+}
+
+SplitB2B split_b2b(const B2BPlan& plan) {
+  const te::Tensor& operand = plan.second.a;
+  return SplitB2B{te::extract(plan.program, {}, {operand}), te::extract(plan.program, {operand}, plan.program.outputs())};
 }
 
 std::string to_string(const B2BPlan& plan) {

@@ -64,6 +64,16 @@ struct B2BPlan {
 /// online form (its summand depends on a running max other than through exp(x - max), or on another sum).
 B2BPlan plan_b2b(const te::Program& program);
 
+/// A back-to-back program run as two kernels: GEMM1 with the tiles between, writing GEMM2's operand to memory
+/// (`first`), then GEMM2 with its epilogue reading it back (`second`, whose first input is that operand).
+/// Each part has one contraction, for plan_fusion. This is what runs where the fused kernel loses or cannot
+/// be generated.
+struct SplitB2B {
+  te::Program first;
+  te::Program second;
+};
+SplitB2B split_b2b(const B2BPlan& plan);
+
 /// A readable summary: both contractions, the tiles between, the online statistics, the operand's factors.
 std::string to_string(const B2BPlan& plan);
 

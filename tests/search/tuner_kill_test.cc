@@ -53,6 +53,10 @@ TEST(TunerKill, KillNineAtRandomPointsLosesAtMostOneRecord) {
     while (::read(pipe_fds[0], &value, sizeof value) == sizeof value) acknowledged = value;
     ::close(pipe_fds[0]);
 
+    if (!std::filesystem::exists(log)) {  // killed before the first record
+      EXPECT_EQ(acknowledged, 0) << "round " << round;
+      continue;
+    }
     const LoadResult loaded = TuningLog::load(log.string());
     EXPECT_TRUE(loaded.problems.size() <= 1) << "round " << round << ": " << loaded.problems.front();
     EXPECT_GE(static_cast<int>(loaded.records.size()), acknowledged) << "round " << round;

@@ -1,0 +1,135 @@
+// Planning, scheduling and compiling the suite rows.
+#include "suite_row.h"
+
+#include <atomic>
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include "schedule/b2b_plan.h"
+#include "search/replay.h"
+#include "support/error.h"
+#include "te/json.h"
+
+namespace comfuse::bench {
+namespace {
+
+std::int64_t seconds_of(const std::string& timestamp) {
+  std::tm tm{};
+  strptime(timestamp.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+// The programs of a row: the workload itself, or its two back-to-back parts. Throws CompileError when
+// neither plans.
+std::vector<te::Program> row_programs(const te::Program& program) {
+  try {
+    schedule::plan_fusion(program);
+    return {program};
+  } catch (const CompileError& fused) {
+    std::optional<schedule::SplitB2B> split;
+    try {
+      split = schedule::split_b2b(schedule::plan_b2b(program));
+      schedule::plan_fusion(split->first);
+      schedule::plan_fusion(split->second);
+    } catch (const CompileError& unfused) {
+      throw CompileError(std::string(fused.what()) + "; as two kernels: " + unfused.what());
+    }
+    return {split->first, split->second};
+  }
+}
+
+schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std::string& variant) {
+  schedule::Schedule s = schedule::default_schedule(plan);
+  if (variant != "ping_pong" || !plan.has_reductions()) return s;
+  schedule::Schedule ping_pong = s;
+  ping_pong.bm = 64;
+  ping_pong.warp_roles = schedule::WarpRoles::kPingPong;
+  try {
+    schedule::check_legal(plan, ping_pong);
+    return ping_pong;
+  } catch (const CompileError&) {
+    return s;  // not legal for this plan (e.g. registers with two tiles per warpgroup)
+  }
+}
+
+}  // namespace
+
+Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
+                const runtime::DeviceFingerprint& target) {
+  Row row;
+  row.entry = entry;
+  row.name = te::instance_name(te::workload_info(entry.workload), entry.shape);
+  try {
+    const std::vector<te::Program> programs = row_programs(te::build_workload(entry.workload, entry.shape));
+    std::optional<std::int64_t> first, last;
+    for (std::size_t p = 0; p < programs.size(); ++p) {
+      Part part{programs[p], schedule::plan_fusion(programs[p]), {}, {}, {}, {}, false};
+      part.rebuild = [entry, p, parts = programs.size()](std::int64_t rows) {
+        te::Shape shape = entry.shape;
+        shape["M"] = rows;
+        const te::Program whole = te::build_workload(entry.workload, shape);
+        if (parts == 1) return whole;
+        const schedule::SplitB2B split = schedule::split_b2b(schedule::plan_b2b(whole));
+        return p == 0 ? split.first : split.second;
+      };
+      const auto& a = part.plan.anchor;
+      row.flops += 2 * a.m * a.n * a.k;
+      const std::string key = te::workload_key(part.program);
+      part.source = codegen::emit_kernel(part.plan, variant_schedule(part.plan, variant), key);
+      if (!tuned.empty() && variant.empty()) {
+        try {
+          part.source = search::replay(tuned, part.program, target).kernel;
+          part.from_log = true;
+          for (const search::TuningRecord& r : tuned) {
+            if (r.workload.key != key) continue;
+            const std::int64_t t = seconds_of(r.timestamp);
+            first = first ? std::min(*first, t) : t;
+            last = last ? std::max(*last, t) : t;
+          }
+        } catch (const CompileError& error) {
+          std::cerr << row.name << ": default schedule (" << error.what() << ")\n";
+        }
+      }
+      row.parts.push_back(std::move(part));
+    }
+    bool all_logged = true;
+    for (const Part& part : row.parts) all_logged = all_logged && part.from_log;
+    row.schedule_source = all_logged ? "tuning_log" : "default";
+    if (row.parts.size() == 2) row.schedule_source += " (unfused: two kernels)";
+    if (all_logged && first) row.tune_seconds = static_cast<double>(*last - *first + 1);
+  } catch (const CompileError& error) {
+    row.unsupported = error.what();
+  }
+  return row;
+}
+
+void compile_rows(std::vector<Row>& rows) {
+  std::vector<Part*> work;
+  for (Row& row : rows) {
+    for (Part& part : row.parts) work.push_back(&part);
+  }
+  std::atomic<std::size_t> next{0};
+  auto compile_next = [&] {
+    for (std::size_t i = next++; i < work.size(); i = next++) {
+      Part* part = work[i];
+      try {
+        runtime::CompileOptions options;
+        options.program_name = part->source.name + ".cu";
+        part->compiled = runtime::compile(part->source.source, options);
+      } catch (const std::exception& error) {
+        part->compile_error = error.what();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < std::max(2u, std::thread::hardware_concurrency()); ++w) workers.emplace_back(compile_next);
+  for (std::thread& t : workers) t.join();
+  for (Row& row : rows) {
+    for (const Part& part : row.parts) {
+      if (row.compile_error.empty()) row.compile_error = part.compile_error;
+    }
+  }
+}
+
+}  // namespace comfuse::bench
