@@ -1,0 +1,124 @@
+// The search strategy against real measurements: exhaustive sweeps of three suite workloads on the H200
+// (benchmarks/results/2026-12-02-h200-tuning/sweeps-exhaustive.jsonl) replayed as the measurer. The tuner,
+// with a budget of a fraction of the space, must find a schedule within 2% of the sweep's best; and the cost
+// model, before any calibration, must rank the space better than chance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "search/cost_model.h"
+#include "search/search_space.h"
+#include "search/tuner.h"
+#include "search/tuning_log.h"
+#include "simulated_measurer.h"
+
+namespace comfuse::search {
+namespace {
+
+const std::string kSweeps =
+    std::string(COMFUSE_SOURCE_DIR) + "/benchmarks/results/2026-12-02-h200-tuning/sweeps-exhaustive.jsonl";
+
+struct Sweep {
+  te::Program program;
+  std::map<std::string, double> median_us;  // by schedule JSON: the latest ok record
+};
+
+std::vector<Sweep> load_sweeps() {
+  std::vector<Sweep> sweeps;
+  std::map<std::string, std::size_t> by_key;
+  for (const TuningRecord& r : TuningLog::load(kSweeps, true).records) {
+    if (!by_key.count(r.workload.key)) {
+      by_key[r.workload.key] = sweeps.size();
+      sweeps.push_back({r.workload.program, {}});
+    }
+    if (r.status == RecordStatus::kOk) sweeps[by_key[r.workload.key]].median_us[schedule::to_json(r.schedule).dump()] = *r.median_us;
+  }
+  return sweeps;
+}
+
+// Answers with what the H200 measured for each schedule.
+class SweepMeasurer : public Measurer {
+ public:
+  explicit SweepMeasurer(const Sweep& sweep) : sweep_(sweep) {}
+  runtime::DeviceFingerprint target() override { return h200(); }
+  Measurement measure(const MeasureRequest& request) override {
+    const auto it = sweep_.median_us.find(schedule::to_json(request.schedule).dump());
+    if (it == sweep_.median_us.end()) return {RecordStatus::kCrash, "not in the sweep", {}, 0};
+    return {RecordStatus::kOk, "", std::vector<double>(3, it->second), 0};
+  }
+  std::optional<double> gemm_alone_us(int) override { return std::nullopt; }
+
+ private:
+  const Sweep& sweep_;
+};
+
+double best_of(const Sweep& sweep) {
+  double best = INFINITY;
+  for (const auto& [schedule, us] : sweep.median_us) best = std::min(best, us);
+  return best;
+}
+
+std::vector<double> ranks(const std::vector<double>& values) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::vector<double> rank(values.size());
+  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<double>(r);
+  return rank;
+}
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const double n = static_cast<double>(x.size());
+  double d2 = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
+  return 1 - 6 * d2 / (n * (n * n - 1));
+}
+
+TEST(SweepReplay, TheSweepsCoverThreeWorkloads) {
+  const std::vector<Sweep> sweeps = load_sweeps();
+  ASSERT_EQ(sweeps.size(), 3u);
+  for (const Sweep& sweep : sweeps) {
+    EXPECT_EQ(sweep.median_us.size(), schedule_space(schedule::plan_fusion(sweep.program)).size());
+  }
+}
+
+TEST(SweepReplay, ModelRanksTheSpaceBetterThanChance) {
+  for (const Sweep& sweep : load_sweeps()) {
+    const schedule::FusionPlan plan = schedule::plan_fusion(sweep.program);
+    std::vector<double> predicted, measured;
+    for (const schedule::Schedule& s : schedule_space(plan)) {
+      predicted.push_back(estimate(plan, s).total_us);
+      measured.push_back(sweep.median_us.at(schedule::to_json(s).dump()));
+    }
+    const double rho = spearman(predicted, measured);
+    std::cout << "model rank correlation " << plan.anchor.tensor.name() << " N=" << plan.anchor.n << ": " << rho << "\n";
+    EXPECT_GT(rho, 0.3);
+  }
+}
+
+TEST(SweepReplay, TunerFindsTheSweepsBestWithinTwoPercent) {
+  for (const Sweep& sweep : load_sweeps()) {
+    const double best = best_of(sweep);
+    for (int trials : {16, 32}) {
+      SweepMeasurer measurer(sweep);
+      TuneOptions options;
+      options.trials = trials;
+      options.jobs = 16;  // the H200 machine's batch size
+      options.compile = [](const codegen::KernelSource& k) { return fake_compile(k); };
+      const TuneResult result = tune(sweep.program, measurer, options);
+      const double found = *result.winner.median_us;
+      std::cout << "trials " << trials << ": " << found << " us vs sweep best " << best << " us ("
+                << 100 * (found / best - 1) << "%)\n";
+      if (trials == 32) {
+        EXPECT_LE(found, best * 1.02);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace comfuse::search
