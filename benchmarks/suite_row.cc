@@ -20,25 +20,6 @@ std::int64_t seconds_of(const std::string& timestamp) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-// The programs of a row: the workload itself, or its two back-to-back parts. Throws CompileError when
-// neither plans.
-std::vector<te::Program> row_programs(const te::Program& program) {
-  try {
-    schedule::plan_fusion(program);
-    return {program};
-  } catch (const CompileError& fused) {
-    std::optional<schedule::SplitB2B> split;
-    try {
-      split = schedule::split_b2b(schedule::plan_b2b(program));
-      schedule::plan_fusion(split->first);
-      schedule::plan_fusion(split->second);
-    } catch (const CompileError& unfused) {
-      throw CompileError(std::string(fused.what()) + "; as two kernels: " + unfused.what());
-    }
-    return {split->first, split->second};
-  }
-}
-
 schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std::string& variant) {
   schedule::Schedule s = schedule::default_schedule(plan);
   if (variant != "ping_pong" || !plan.has_reductions()) return s;
@@ -61,17 +42,15 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::
   row.entry = entry;
   row.name = te::instance_name(te::workload_info(entry.workload), entry.shape);
   try {
-    const std::vector<te::Program> programs = row_programs(te::build_workload(entry.workload, entry.shape));
+    const std::vector<te::Program> programs =
+        schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
     std::optional<std::int64_t> first, last;
     for (std::size_t p = 0; p < programs.size(); ++p) {
       Part part{programs[p], schedule::plan_fusion(programs[p]), {}, {}, {}, {}, false};
-      part.rebuild = [entry, p, parts = programs.size()](std::int64_t rows) {
+      part.rebuild = [entry, p](std::int64_t rows) {
         te::Shape shape = entry.shape;
         shape["M"] = rows;
-        const te::Program whole = te::build_workload(entry.workload, shape);
-        if (parts == 1) return whole;
-        const schedule::SplitB2B split = schedule::split_b2b(schedule::plan_b2b(whole));
-        return p == 0 ? split.first : split.second;
+        return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(p);
       };
       const auto& a = part.plan.anchor;
       row.flops += 2 * a.m * a.n * a.k;

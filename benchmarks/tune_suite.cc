@@ -5,7 +5,8 @@
 //   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
 //                      [--faults NAME] [--skip-suite]
 //
-// NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). The log of the suite run is
+// NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
+// kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2"). The log of the suite run is
 // OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files beside it.
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedule/b2b_plan.h"
 #include "search/gpu_runner.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
@@ -51,18 +53,33 @@ struct Outcome {
   search::TuneResult result;
 };
 
-// Prepares the workload (inputs, reference), starts the workers and tunes; wall time covers all of it.
-Outcome tune_row(const SuiteEntry& entry, search::TuneOptions options, double timeout_s = 30) {
+// One kernel to tune: a suite row's program, or one part of a back-to-back row run as two kernels.
+struct Kernel {
+  std::string name;  // the row's instance name, with "/part1" or "/part2" for the parts
+  te::Program program;
+  codegen::RowProgramBuilder rebuild;
+};
+
+std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
+  const std::string name = te::instance_name(te::workload_info(entry.workload), entry.shape);
+  const std::vector<te::Program> programs = schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
+  std::vector<Kernel> kernels;
+  for (std::size_t index = 0; index < programs.size(); ++index) {
+    kernels.push_back({programs.size() == 1 ? name : name + "/part" + std::to_string(index + 1), programs[index],
+                       [entry, index](std::int64_t rows) {
+                         te::Shape shape = entry.shape;
+                         shape["M"] = rows;
+                         return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(index);
+                       }});
+  }
+  return kernels;
+}
+
+// Prepares the kernel (inputs, reference), starts the workers and tunes; wall time covers all of it.
+Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double timeout_s = 30) {
   const auto start = Clock::now();
-  const te::Program program = te::build_workload(entry.workload, entry.shape);
-  const search::GpuWorkload workload = search::prepare_workload(
-      program,
-      [&](std::int64_t rows) {
-        te::Shape shape = entry.shape;
-        shape["M"] = rows;
-        return te::build_workload(entry.workload, shape);
-      },
-      1);
+  const te::Program& program = kernel.program;
+  const search::GpuWorkload workload = search::prepare_workload(program, kernel.rebuild, 1);
   search::IsolationOptions isolation;
   isolation.candidate_timeout_s = timeout_s;
   const auto measurer = search::make_gpu_measurer(workload, 0, isolation);
@@ -76,7 +93,7 @@ Outcome tune_row(const SuiteEntry& entry, search::TuneOptions options, double ti
   }
   std::map<std::string, int> statuses;
   for (const search::TuningRecord& r : result.records) ++statuses[std::string(search::status_name(r.status))];
-  nlohmann::json summary = {{"name", te::instance_name(te::workload_info(entry.workload), entry.shape)},
+  nlohmann::json summary = {{"name", kernel.name},
                             {"wall_seconds", wall},
                             {"tune_seconds", result.seconds},
                             {"space", result.space},
@@ -102,10 +119,13 @@ void print_row(const nlohmann::json& s) {
   std::fflush(stdout);
 }
 
-const SuiteEntry* find_row(const std::string& name) {
-  static const std::vector<SuiteEntry> rows = suite();
-  for (const SuiteEntry& e : rows) {
-    if (te::instance_name(te::workload_info(e.workload), e.shape) == name) return &e;
+// The single kernel of the suite row called `name`.
+Kernel find_kernel(const std::string& name) {
+  for (const SuiteEntry& e : suite()) {
+    if (te::instance_name(te::workload_info(e.workload), e.shape) != name) continue;
+    const std::vector<Kernel> kernels = kernels_of(e);
+    if (kernels.size() != 1) throw CompileError("suite row '" + name + "' runs as " + std::to_string(kernels.size()) + " kernels");
+    return kernels[0];
   }
   throw CompileError("no suite row named '" + name + "'");
 }
@@ -122,20 +142,22 @@ int run(const Args& args) {
           std::find(args.only.begin(), args.only.end(), entry.workload) == args.only.end()) {
         continue;
       }
+      std::vector<Kernel> kernels;
       try {
-        schedule::plan_fusion(te::build_workload(entry.workload, entry.shape));
+        kernels = kernels_of(entry);
       } catch (const CompileError& error) {
         std::printf("%-44s unsupported: %.80s\n", te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(),
                     error.what());
         continue;
       }
-      try {
-        Outcome outcome = tune_row(entry, options);
-        print_row(outcome.summary);
-        report["suite"].push_back(outcome.summary);
-      } catch (const std::exception& error) {
-        std::printf("%-44s FAILED: %s\n", te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(),
-                    error.what());
+      for (const Kernel& kernel : kernels) {
+        try {
+          Outcome outcome = tune_kernel(kernel, options);
+          print_row(outcome.summary);
+          report["suite"].push_back(outcome.summary);
+        } catch (const std::exception& error) {
+          std::printf("%-44s FAILED: %s\n", kernel.name.c_str(), error.what());
+        }
       }
     }
   }
@@ -146,8 +168,8 @@ int run(const Args& args) {
     exhaustive.log_path = args.out_dir + "/sweeps.jsonl";
     search::TuneOptions searched = options;
     searched.log_path = args.out_dir + "/sweep_searched.jsonl";
-    const Outcome all = tune_row(*find_row(name), exhaustive);
-    const Outcome budget = tune_row(*find_row(name), searched);
+    const Outcome all = tune_kernel(find_kernel(name), exhaustive);
+    const Outcome budget = tune_kernel(find_kernel(name), searched);
     const double gap = budget.summary["winner_us"].get<double>() / all.summary["winner_us"].get<double>() - 1;
     std::printf("sweep %-38s exhaustive %9.1f us (%d measured, %.0fs)  tuner %9.1f us (%d measured, %.0fs)  gap %+.2f%%\n",
                 name.c_str(), all.summary["winner_us"].get<double>(), all.summary["measured"].get<int>(),
@@ -159,8 +181,8 @@ int run(const Args& args) {
   if (!args.repeat.empty()) {
     search::TuneOptions again = options;
     again.log_path = args.out_dir + "/repeat.jsonl";
-    const Outcome first = tune_row(*find_row(args.repeat), again);
-    const Outcome second = tune_row(*find_row(args.repeat), again);
+    const Outcome first = tune_kernel(find_kernel(args.repeat), again);
+    const Outcome second = tune_kernel(find_kernel(args.repeat), again);
     const bool same = first.result.winner.schedule == second.result.winner.schedule;
     std::printf("repeat %-37s first %s %.1f us | second %s %.1f us | %s\n", args.repeat.c_str(),
                 schedule::to_string(first.result.winner.schedule).c_str(), *first.result.winner.median_us,
@@ -176,7 +198,7 @@ int run(const Args& args) {
     using search::Fault;
     faulty.faults = {{3, Fault::kOutOfBoundsWrite}, {9, Fault::kTrap},  {15, Fault::kHang},
                      {21, Fault::kOutOfBoundsWrite}, {30, Fault::kTrap}, {41, Fault::kHang}};
-    const Outcome outcome = tune_row(*find_row(args.faults), faulty, 10);
+    const Outcome outcome = tune_kernel(find_kernel(args.faults), faulty, 10);
     std::printf("faults %-37s measured %d, statuses %s, workers started %d, winner %.1f us\n", args.faults.c_str(),
                 outcome.summary["measured"].get<int>(), outcome.summary["statuses"].dump().c_str(),
                 outcome.summary["workers_started"].get<int>(), outcome.summary["winner_us"].get<double>());

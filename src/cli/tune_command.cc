@@ -10,6 +10,8 @@
 #include <optional>
 #include <system_error>
 
+#include "schedule/b2b_plan.h"
+#include "schedule/fusion_plan.h"
 #include "search/gpu_runner.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
@@ -118,6 +120,30 @@ std::string progress_line(const search::TuneProgress& p) {
   return std::string(head) + "best " + format_us(*p.best_us) + "  " + p.best;
 }
 
+// One kernel to tune: the workload itself, or one part of a back-to-back workload run as two kernels.
+struct TunedPart {
+  std::string label;
+  te::Program program;
+  codegen::RowProgramBuilder rebuild;  // the same part with fewer rows, for the reference check
+};
+
+std::vector<TunedPart> parts_of(const std::string& name, const te::Shape& shape) {
+  const std::vector<te::Program> programs = schedule::kernel_programs(te::build_workload(name, shape));
+  std::vector<TunedPart> parts;
+  for (std::size_t index = 0; index < programs.size(); ++index) {
+    const codegen::RowProgramBuilder rebuild = [name, shape, index](std::int64_t rows) {
+      te::Shape fewer_rows = shape;
+      fewer_rows["M"] = rows;
+      return schedule::kernel_programs(te::build_workload(name, fewer_rows)).at(index);
+    };
+    const char* label = programs.size() == 1 ? "fused"
+                        : index == 0 ? "GEMM1 with the tiles between (the back-to-back program as two kernels)"
+                                     : "GEMM2 with its epilogue";
+    parts.push_back({label, programs[index], rebuild});
+  }
+  return parts;
+}
+
 // The part of a worker start failure that says why ("no CUDA device: …"), without the wrapper's prefix.
 std::string start_failure_reason(const std::string& what) {
   const std::string marker = "could not start: ";
@@ -202,63 +228,60 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
   };
   try {
     const te::Shape shape = parsed.shape_text.empty() ? te::Shape{} : te::parse_shape(parsed.shape_text);
-    const te::Program program = te::build_workload(parsed.workload, shape);
-    // The reference check evaluates a few row blocks on the CPU through smaller copies of the program.
-    const codegen::RowProgramBuilder rebuild = [&](std::int64_t rows) {
-      te::Shape fewer_rows = shape;
-      fewer_rows["M"] = rows;
-      return te::build_workload(parsed.workload, fewer_rows);
-    };
     if (!parsed.log_path.empty() && !std::ofstream(parsed.log_path, std::ios::app)) {
       // Found out now rather than after the first batch has compiled.
       throw CompileError("cannot open tuning log '" + parsed.log_path + "' for appending");
     }
-    const search::GpuWorkload workload = search::prepare_workload(program, rebuild, parsed.seed);
-
-    // The measurer forks its supervisor here, before anything in this process touches CUDA: a child cannot
-    // use a driver its parent initialised. Nothing below may call the driver directly.
-    search::IsolationOptions isolation;
-    isolation.candidate_timeout_s = parsed.timeout_s;
-    const std::unique_ptr<search::IsolatedMeasurer> measurer =
-        search::make_gpu_measurer(workload, 0, isolation);
-    runtime::DeviceFingerprint target;
-    try {
-      target = measurer->target();
-    } catch (const RuntimeError& error) {
-      err << "comfuse tune: no GPU: " << start_failure_reason(error.what()) << "\n";
-      return 3;
-    }
-
-    search::TuneOptions options;
-    options.exhaustive = parsed.exhaustive;
-    // A time budget alone bounds the run, so the trial cap is the whole space (not more: the tuner's first
-    // batch is half the cap, compiled before anything is measured).
-    options.trials = parsed.seconds
-                         ? std::max(1, static_cast<int>(search::schedule_space(workload.plan).size()))
-                         : parsed.trials.value_or(40);
-    options.seconds = parsed.seconds.value_or(0);
-    options.repeats = parsed.repeats;
-    options.log_path = parsed.log_path;
-    options.faults = parsed.faults;
-    options.progress = [&](const search::TuneProgress& progress) {
-      if (err_is_terminal) {
-        err << "\r" << progress_line(progress) << "\x1b[K" << std::flush;  // clear the rest of the old line
-        drew = true;
-      } else {
-        err << progress_line(progress) << "\n";
+    const std::vector<TunedPart> parts = parts_of(parsed.workload, shape);
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      if (parts.size() > 1) {
+        out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": " << parts[p].label << "\n";
       }
-    };
-    const search::TuneResult result = search::tune(program, *measurer, options);
-    end_bar();
+      const search::GpuWorkload workload = search::prepare_workload(parts[p].program, parts[p].rebuild, parsed.seed);
 
-    std::optional<double> gemm_us;
-    std::string gemm_note;
-    try {
-      gemm_us = measurer->gemm_alone_us(100);
-    } catch (const RuntimeError& error) {
-      gemm_note = error.what();  // the tuning result stands without the baseline
+      // The measurer forks its supervisor here, before anything in this process touches CUDA: a child cannot
+      // use a driver its parent initialised. Nothing below may call the driver directly.
+      search::IsolationOptions isolation;
+      isolation.candidate_timeout_s = parsed.timeout_s;
+      const std::unique_ptr<search::IsolatedMeasurer> measurer = search::make_gpu_measurer(workload, 0, isolation);
+      runtime::DeviceFingerprint target;
+      try {
+        target = measurer->target();
+      } catch (const RuntimeError& error) {
+        err << "comfuse tune: no GPU: " << start_failure_reason(error.what()) << "\n";
+        return 3;
+      }
+
+      search::TuneOptions options;
+      options.exhaustive = parsed.exhaustive;
+      // A time budget alone bounds the run, so the trial cap is the whole space (not more: the tuner's first
+      // batch is half the cap, compiled before anything is measured).
+      options.trials = parsed.seconds ? std::max(1, static_cast<int>(search::schedule_space(workload.plan).size()))
+                                      : parsed.trials.value_or(40);
+      options.seconds = parsed.seconds.value_or(0);
+      options.repeats = parsed.repeats;
+      options.log_path = parsed.log_path;
+      options.faults = parsed.faults;
+      options.progress = [&](const search::TuneProgress& progress) {
+        if (err_is_terminal) {
+          err << "\r" << progress_line(progress) << "\x1b[K" << std::flush;  // clear the rest of the old line
+          drew = true;
+        } else {
+          err << progress_line(progress) << "\n";
+        }
+      };
+      const search::TuneResult result = search::tune(parts[p].program, *measurer, options);
+      end_bar();
+
+      std::optional<double> gemm_us;
+      std::string gemm_note;
+      try {
+        gemm_us = measurer->gemm_alone_us(100);
+      } catch (const RuntimeError& error) {
+        gemm_note = error.what();  // the tuning result stands without the baseline
+      }
+      print_summary(parsed, parts[p].program, target, result, gemm_us, gemm_note, out);
     }
-    print_summary(parsed, program, target, result, gemm_us, gemm_note, out);
     return 0;
   } catch (const CompileError& error) {
     end_bar();

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "schedule/fusion_plan.h"
 #include "support/error.h"
 #include "te/expr_inl.h"
 #include "te/extract.h"
@@ -411,6 +412,27 @@ B2BPlan plan_b2b(const te::Program& program) {
 SplitB2B split_b2b(const B2BPlan& plan) {
   const te::Tensor& operand = plan.second.a;
   return SplitB2B{te::extract(plan.program, {}, {operand}), te::extract(plan.program, {operand}, plan.program.outputs())};
+}
+
+std::vector<te::Program> kernel_programs(const te::Program& program) {
+  try {
+    plan_fusion(program);
+    return {program};
+  } catch (const CompileError& fused) {
+    std::optional<SplitB2B> split;
+    try {
+      split = split_b2b(plan_b2b(program));
+    } catch (const CompileError&) {
+      throw fused;  // not back-to-back either: the single-kernel planner's reason is the one to give
+    }
+    try {
+      plan_fusion(split->first);
+      plan_fusion(split->second);
+    } catch (const CompileError& part) {
+      throw CompileError(std::string(fused.what()) + "; as two kernels: " + part.what());
+    }
+    return {split->first, split->second};
+  }
 }
 
 std::string to_string(const B2BPlan& plan) {

@@ -74,6 +74,11 @@ struct SplitB2B {
 };
 SplitB2B split_b2b(const B2BPlan& plan);
 
+/// The programs `program` runs as today: itself when plan_fusion takes it; else, for a back-to-back program,
+/// its two parts (split_b2b) when plan_fusion takes both. Throws CompileError with the single-kernel reason,
+/// and the two-kernel one where the program is back-to-back, otherwise.
+std::vector<te::Program> kernel_programs(const te::Program& program);
+
 /// A readable summary: both contractions, the tiles between, the online statistics, the operand's factors.
 std::string to_string(const B2BPlan& plan);
 

@@ -100,9 +100,17 @@ TEST(TuneCommand, UnknownWorkloadListsTheValidOnes) {
 }
 
 TEST(TuneCommand, UnfusableWorkloadIsExitCode2) {
-  const TuneRun run = tune({"mlp_relu", "--shape", "M=64,K=64,N=64,O=64"});
+  const TuneRun run = tune({"attention", "--shape", "BH=2,L=64,D=64"});
   EXPECT_EQ(run.code, 2);
-  EXPECT_NE(run.err.find("back-to-back"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("batched contraction"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("; as two kernels: "), std::string::npos) << run.err;
+}
+
+TEST(TuneCommand, BackToBackWorkloadIsTunedAsTwoKernels) {
+  if (gpu_expected()) GTEST_SKIP() << "a GPU is present: this test is for machines without one";
+  const TuneRun run = tune({"mlp_relu", "--shape", "M=64,K=64,N=64,O=64"});
+  EXPECT_EQ(run.code, 3);  // planned as two parts, then no GPU to measure the first
+  EXPECT_NE(run.out.find("== part 1 of 2: GEMM1 with the tiles between"), std::string::npos) << run.out;
 }
 
 TEST(TuneCommand, NoGpuIsExitCode3) {
