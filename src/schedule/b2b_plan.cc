@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "schedule/fusion_plan.h"
+#include "schedule/read_match.h"
 #include "support/error.h"
 #include "te/expr_inl.h"
 #include "te/extract.h"
@@ -19,19 +20,6 @@ namespace {
 using te::Expr;
 using te::ExprKind;
 using te::Tensor;
-
-const te::ReadNode* read_through_cast(const Expr& e) {
-  if (const auto* cast = e.as<te::CastNode>()) return cast->value.as<te::ReadNode>();
-  return e.as<te::ReadNode>();
-}
-
-bool indexed_by(const te::ReadNode& read, const std::vector<const te::VarNode*>& vars) {
-  if (read.indices.size() != vars.size()) return false;
-  for (std::size_t d = 0; d < vars.size(); ++d) {
-    if (read.indices[d].kind() != ExprKind::kVar || read.indices[d].as<te::VarNode>() != vars[d]) return false;
-  }
-  return true;
-}
 
 // out[b.., i, j] = sum_k A[b.., i, k] * B[b.., j, k] (or B[b.., k, j]); nullopt when `t` is no contraction.
 std::optional<Contraction> match_contraction(const Tensor& t) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "schedule/read_match.h"
 #include "support/error.h"
 #include "te/printer.h"
 
@@ -14,16 +15,6 @@ namespace {
 using te::Expr;
 using te::ExprKind;
 using te::Tensor;
-
-// The tensor read by `e`, looking through one cast.
-const te::ReadNode* read_through_cast(const Expr& e) {
-  if (const auto* cast = e.as<te::CastNode>()) return cast->value.as<te::ReadNode>();
-  return e.as<te::ReadNode>();
-}
-
-bool is_var(const Expr& e, const te::VarNode* var) {
-  return e.kind() == ExprKind::kVar && e.as<te::VarNode>() == var;
-}
 
 // Recognises out[i0, i1] = sum_k A[i0, k] * B[i1, k] (or B[k, i1]); factors may be cast. Returns nothing when
 // the compute is no contraction at all. A rank-1 sum of a product (a weighted row sum, sum(x * x)) is a row
