@@ -6,6 +6,7 @@
 #include "codegen/device_prelude.h"
 #include "codegen/epilogue_emitter.h"
 #include "codegen/kernel_source.h"
+#include "codegen/wgmma_emitter.h"
 #include "support/error.h"
 
 namespace comfuse::codegen {
@@ -37,29 +38,6 @@ std::string element_type(te::DType dtype) {
       break;
   }
   throw InternalError("no kernel parameter type for dtype bool");
-}
-
-// The wgmma.mma_async call for one m64nBNk16 step: BN/2 f32 accumulators per thread.
-void emit_wgmma_function(CodeStream& out, int bn, te::DType operand) {
-  const int regs = bn / 2;
-  const std::string type = operand == te::DType::bf16 ? "bf16" : "f16";
-  out.line("// One m64n" + std::to_string(bn) +
-           "k16 tensor-core step: d += A(desc_a) * B(desc_b)^T, or d = ... when scale_d is 0.");
-  out.open("__device__ __forceinline__ void wgmma_step(float (&d)[" + std::to_string(regs) +
-           "], u64 desc_a, u64 desc_b, int scale_d)");
-  std::string registers;
-  for (int r = 0; r < regs; ++r) registers += (r ? ", %" : "%") + std::to_string(r);
-  out.line("asm volatile(");
-  out.line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) + ", 0;\\n\"");
-  out.line("    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32." + type + "." + type +
-           " {" + registers + "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) +
-           ", p, 1, 1, 0, 0;\\n}\\n\"");
-  std::string outputs;
-  for (int r = 0; r < regs; ++r)
-    outputs += std::string(r ? ", " : "") + "\"+f\"(d[" + std::to_string(r) + "])";
-  out.line("    : " + outputs);
-  out.line("    : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));");
-  out.close();
 }
 
 class KernelEmitter {
@@ -108,7 +86,7 @@ class KernelEmitter {
     out.raw(device_prelude());
     out.line();
     constants(out, m_blocks, n_tiles);
-    emit_wgmma_function(out, s_.bn, plan_.anchor.a.dtype());
+    emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
     tile_mapping(out);
     kernel(out, result, epilogue);

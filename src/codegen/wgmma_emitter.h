@@ -1,0 +1,19 @@
+// The device functions that issue one wgmma step, emitted per tile width into generated kernels.
+#pragma once
+
+#include <string>
+
+#include "codegen/code_stream.h"
+#include "te/dtype.h"
+
+namespace comfuse::codegen {
+
+/// `name(float (&d)[n/2], u64 desc_a, u64 desc_b, int scale_d)`: one m64nNk16 step with both operands in
+/// shared memory (K-major, 128-byte swizzle): d += A * B^T, or d = A * B^T when scale_d is 0.
+void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType operand);
+
+/// `name(float (&d)[n/2], const u32 (&a)[4], u64 desc_b, int scale_d)`: the same step with A from registers,
+/// in the m64k16 register fragment layout (4 registers of two packed 16-bit values per thread).
+void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType operand);
+
+}  // namespace comfuse::codegen
