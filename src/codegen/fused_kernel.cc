@@ -96,8 +96,9 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
       case KernelParam::Kind::kTmaB: {
         const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
         const bool is_a = p.kind == KernelParam::Kind::kTmaA;
+        const int box_rows = p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn);
         maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(),
-                                          p.tensor.shape()[0], p.tensor.shape()[1], is_a ? bm : bn));
+                                          p.tensor.shape()[0], p.tensor.shape()[1], box_rows));
         args.push_back(&maps.back());
         break;
       }

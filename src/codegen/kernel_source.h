@@ -21,6 +21,7 @@ struct KernelParam {
   };
   Kind kind;
   te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)
+  int box_rows = 0;   // TMA parameters: rows of the box; 0: the schedule's BM (kTmaA) or BN (kTmaB)
 };
 
 struct LaunchConfig {
