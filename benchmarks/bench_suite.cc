@@ -2,13 +2,16 @@
 // CUPTI; checks every kernel against the CPU reference first. Writes a JSON file and prints a table.
 //
 //   bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log TUNING_LOG]
+//               [--b2b-fused]
 //
 // With --log, each kernel is replayed from the tuning log (the winner for its workload key and this GPU);
 // kernels without a record there use the default schedule, and the JSON says which ("schedule_source").
 // Back-to-back programs (MLPs) that the fused kernel does not cover yet run as two kernels, GEMM1 with the
 // tiles between and GEMM2 with its epilogue; each is checked against the reference of its part, GEMM2's with
 // GEMM1's GPU output as its input. --variant ping_pong runs reduction plans with ping-pong consumer
-// warpgroups where legal (benchmarks/NOTES.md's ping-pong entry).
+// warpgroups where legal (benchmarks/NOTES.md's ping-pong entry). --b2b-fused also runs the fused back-to-back
+// kernel of the two-kernel rows, checks it on the first rows against the reference and reports both times
+// ("unfused_us", "b2b_fused_us"); "ours_us" is the faster correct one, and "plan" says which.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -26,6 +29,8 @@
 #include "search/tuning_log.h"
 #include "suite_row.h"
 #include "support/error.h"
+#include "te/interpreter.h"
+#include "te/json.h"
 
 namespace comfuse::bench {
 namespace {
@@ -101,6 +106,55 @@ Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& conte
   return measured;
 }
 
+struct FusedMeasured {
+  runtime::Timing timing;
+  bool correct = false;
+  double rel_error = 0;
+};
+
+// The fused back-to-back kernel of `row` on the row's inputs (same seed as the two-kernel run), its output
+// poisoned first and compared on its first rows with the reference evaluated on those rows.
+FusedMeasured measure_fused_b2b(Row& row, std::uint64_t seed, const runtime::Context& context,
+                                const runtime::Stream& stream, runtime::KernelTimer& timer,
+                                const runtime::TimingOptions& timing) {
+  const te::Program whole = te::build_workload(row.entry.workload, row.entry.shape);
+  std::vector<te::HostBuffer> inputs;
+  std::vector<const void*> data;
+  for (std::size_t i = 0; i < whole.inputs().size(); ++i) {
+    const te::Tensor& t = whole.inputs()[i];
+    inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + i));
+  }
+  for (const te::HostBuffer& b : inputs) data.push_back(b.data());
+  codegen::FusedKernel kernel(context, whole, row.fused_b2b->source, std::move(row.fused_b2b->compiled));
+  codegen::DeviceBindings bindings = kernel.bind(data);
+  bindings.outputs[0].fill_bytes(0xFF);
+  kernel.launch(bindings, stream.get());
+  stream.synchronize();
+  const te::Tensor& out = whole.outputs()[0];
+  te::HostBuffer gpu(out.dtype(), out.shape());
+  bindings.outputs[0].copy_to_host(gpu.data(), gpu.size_bytes());
+  // The reference on the first rows: X (the row-indexed input) cut to them, the weights whole.
+  const std::int64_t rows = std::min<std::int64_t>(64, out.shape()[0]);
+  te::Shape shape = row.entry.shape;
+  shape["M"] = rows;
+  const te::Program part = te::build_workload(row.entry.workload, shape);
+  std::vector<te::HostBuffer> part_inputs;
+  for (std::size_t i = 0; i < whole.inputs().size(); ++i) {
+    const te::Tensor& t = part.inputs()[i];
+    te::HostBuffer b(t.dtype(), t.shape());
+    for (std::int64_t e = 0; e < b.numel(); ++e) b.set(e, inputs[i].get(e));  // row-major: the first rows
+    part_inputs.push_back(std::move(b));
+  }
+  te::HostBuffer got(out.dtype(), part.outputs()[0].shape());
+  for (std::int64_t e = 0; e < got.numel(); ++e) got.set(e, gpu.get(e));
+  const te::Comparison cmp = te::compare(got, te::evaluate(part, part_inputs).at(0));
+  FusedMeasured measured;
+  measured.correct = cmp.non_finite == 0 && cmp.rel_error <= 1e-2;
+  measured.rel_error = cmp.rel_error;
+  measured.timing = timer.measure([&](CUstream s) { kernel.launch(bindings, s); }, timing);
+  return measured;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream stream(text);
@@ -110,19 +164,28 @@ std::vector<std::string> split_list(const std::string& text) {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log FILE]\n";
+    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log FILE] "
+                 "[--b2b-fused]\n";
     return 2;
   }
   const std::string out_path = argv[1];
   int repeats = 50;
   std::string variant, log_path;
   std::vector<std::string> only;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  bool b2b_fused = false;
+  for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
-    if (flag == "--only") only = split_list(argv[i + 1]);
-    if (flag == "--variant") variant = argv[i + 1];
-    if (flag == "--log") log_path = argv[i + 1];
+    if (flag == "--b2b-fused") {
+      b2b_fused = true;
+      continue;
+    }
+    if (i + 1 >= argc) throw CompileError(flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--repeats") repeats = std::stoi(value);
+    else if (flag == "--only") only = split_list(value);
+    else if (flag == "--variant") variant = value;
+    else if (flag == "--log") log_path = value;
+    else throw CompileError("unknown flag " + flag);
   }
   const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);
   std::vector<search::TuningRecord> tuned;
@@ -134,7 +197,7 @@ int run(int argc, char** argv) {
   std::vector<Row> rows;
   for (const SuiteEntry& entry : suite()) {
     if (!only.empty() && std::find(only.begin(), only.end(), entry.workload) == only.end()) continue;
-    rows.push_back(prepare_row(entry, variant, tuned, fingerprint));
+    rows.push_back(prepare_row(entry, variant, tuned, fingerprint, b2b_fused));
   }
   compile_rows(rows);
 
@@ -177,6 +240,27 @@ int run(int argc, char** argv) {
       record["residual_us"] = m.ours.median_us - gemm_us;
     } else {
       record["cublas_gemm_us"] = nullptr;
+    }
+    if (row.fused_b2b) {
+      record["unfused_us"] = m.ours.median_us;
+      record["plan"] = "unfused";
+      if (!row.fused_b2b->unsupported.empty() || !row.fused_b2b->compile_error.empty()) {
+        record["b2b_fused_unsupported"] = row.fused_b2b->unsupported.empty()
+                                              ? "compile error: " + row.fused_b2b->compile_error
+                                              : row.fused_b2b->unsupported;
+      } else {
+        const FusedMeasured fused = measure_fused_b2b(row, 1000 + 31 * index, context, stream, timer, timing);
+        record["b2b_fused_us"] = fused.timing.median_us;
+        record["b2b_fused_rel_err"] = fused.rel_error;
+        record["b2b_fused_correct"] = fused.correct;
+        std::printf("%-40s fused back-to-back kernel: %.1f us, rel err %.2e%s\n", row.name.c_str(),
+                    fused.timing.median_us, fused.rel_error, fused.correct ? "" : "  WRONG");
+        if (fused.correct && fused.timing.median_us < m.ours.median_us) {
+          record["ours_us"] = fused.timing.median_us;
+          record["tflops"] = static_cast<double>(row.flops) / (fused.timing.median_us * 1e6);
+          record["plan"] = "fused";
+        }
+      }
     }
     std::printf("%-40s %10.1f %10s %9s %10s %8.1f %10.2e%s%s\n", row.name.c_str(), m.ours.median_us,
                 m.gemm ? std::to_string(gemm_us).substr(0, 8).c_str() : "-",

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "codegen/b2b_emitter.h"
 #include "schedule/b2b_plan.h"
 #include "search/replay.h"
 #include "support/error.h"
@@ -37,7 +38,7 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
 }  // namespace
 
 Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
-                const runtime::DeviceFingerprint& target) {
+                const runtime::DeviceFingerprint& target, bool b2b_fused) {
   Row row;
   row.entry = entry;
   row.name = te::instance_name(te::workload_info(entry.workload), entry.shape);
@@ -77,6 +78,16 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::
     row.schedule_source = all_logged ? "tuning_log" : "default";
     if (row.parts.size() == 2) row.schedule_source += " (unfused: two kernels)";
     if (all_logged && first) row.tune_seconds = static_cast<double>(*last - *first + 1);
+    if (b2b_fused && row.parts.size() == 2) {
+      row.fused_b2b.emplace();
+      try {
+        const te::Program whole = te::build_workload(entry.workload, entry.shape);
+        row.fused_b2b->source =
+            codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{}, te::workload_key(whole));
+      } catch (const CompileError& error) {
+        row.fused_b2b->unsupported = error.what();
+      }
+    }
   } catch (const CompileError& error) {
     row.unsupported = error.what();
   }
@@ -107,6 +118,15 @@ void compile_rows(std::vector<Row>& rows) {
   for (Row& row : rows) {
     for (const Part& part : row.parts) {
       if (row.compile_error.empty()) row.compile_error = part.compile_error;
+    }
+    if (row.fused_b2b && row.fused_b2b->unsupported.empty()) {  // few: compiled here, one after another
+      try {
+        runtime::CompileOptions options;
+        options.program_name = row.fused_b2b->source.name + ".cu";
+        row.fused_b2b->compiled = runtime::compile(row.fused_b2b->source.source, options);
+      } catch (const std::exception& error) {
+        row.fused_b2b->compile_error = error.what();
+      }
     }
   }
 }

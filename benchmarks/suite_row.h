@@ -27,6 +27,14 @@ struct Part {
   bool from_log = false;
 };
 
+/// The fused back-to-back kernel of a row that otherwise runs as two kernels (bench_suite --b2b-fused).
+struct FusedB2B {
+  codegen::KernelSource source;
+  runtime::CompiledProgram compiled;
+  std::string unsupported;  // why it was not emitted, or empty
+  std::string compile_error;
+};
+
 struct Row {
   SuiteEntry entry;
   std::string name;
@@ -36,12 +44,14 @@ struct Row {
   std::string compile_error;
   std::string schedule_source;
   std::optional<double> tune_seconds;  // from the log's timestamps: first to last record of the parts' keys
+  std::optional<FusedB2B> fused_b2b;   // two-kernel rows, when asked for
 };
 
 /// Plans and schedules `entry`. `variant` "ping_pong" forces ping-pong warp roles on reduction plans where
-/// legal (and ignores the log); `tuned` are the records of the tuning log (empty: none).
+/// legal (and ignores the log); `tuned` are the records of the tuning log (empty: none). With `b2b_fused`,
+/// rows that run as two kernels also get the fused back-to-back kernel (default B2BSchedule).
 Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
-                const runtime::DeviceFingerprint& target);
+                const runtime::DeviceFingerprint& target, bool b2b_fused = false);
 
 /// Compiles every part of every supported row with NVRTC on all cores; failures go to Row::compile_error.
 void compile_rows(std::vector<Row>& rows);
