@@ -184,7 +184,7 @@ IsolatedMeasurer::IsolatedMeasurer(RunnerFactory factory, IsolationOptions optio
 
 IsolatedMeasurer::~IsolatedMeasurer() {
   if (ready_) send_message(socket_, json{{"op", "quit"}});
-  if (worker_ > 0) ::kill(worker_, SIGKILL);
+  // The worker dies with the supervisor (PR_SET_PDEATHSIG); no stale worker pid is ever signalled.
   if (supervisor_ > 0) {
     ::kill(supervisor_, SIGKILL);
     while (::waitpid(supervisor_, nullptr, 0) < 0 && errno == EINTR) {
@@ -241,6 +241,7 @@ IsolatedMeasurer::Reply IsolatedMeasurer::call(const std::string& request_text, 
         const std::optional<json> after = receive_message(socket_, 100);
         if (after && after->value("event", "") == "exited" && after->value("pid", -1) == worker_) break;
       }
+      worker_ = -1;
       return Reply{{}, true, false, ""};
     }
     if (message->value("id", std::uint64_t{0}) == id) {
@@ -249,6 +250,7 @@ IsolatedMeasurer::Reply IsolatedMeasurer::call(const std::string& request_text, 
     }
     if (message->value("event", "") == "exited" && message->value("pid", -1) == worker_) {
       ready_ = false;
+      worker_ = -1;
       return Reply{{}, false, true, message->value("how", "")};
     }
   }
