@@ -161,8 +161,8 @@ struct IsolatedMeasurer::Reply {
 };
 
 IsolatedMeasurer::IsolatedMeasurer(RunnerFactory factory, IsolationOptions options) : options_(options) {
-  char dir[] = "/tmp/comfuse-measure-XXXXXX";
-  if (::mkdtemp(dir) == nullptr) throw RuntimeError("mkdtemp", errno, std::strerror(errno));
+  std::string dir = (std::filesystem::temp_directory_path() / "comfuse-measure-XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) throw RuntimeError("mkdtemp", errno, std::strerror(errno) + (" in " + dir));
   scratch_dir_ = dir;
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
