@@ -23,14 +23,12 @@ using te::Tensor;
 
 // out[b.., i, j] = sum_k A[b.., i, k] * B[b.., j, k] (or B[b.., k, j]); nullopt when `t` is no contraction.
 std::optional<Contraction> match_contraction(const Tensor& t) {
-  if (t.is_placeholder() || t.shape().size() < 2) return std::nullopt;
-  const auto* reduce = t->body.as<te::ReduceNode>();
-  if (reduce == nullptr || reduce->op != te::ReduceOp::kSum || reduce->axes.size() != 1) return std::nullopt;
-  const auto* mul = reduce->body.as<te::BinaryNode>();
-  if (mul == nullptr || mul->op != te::BinaryOp::kMul) return std::nullopt;
-  const te::ReadNode* a = read_through_cast(mul->a);
-  const te::ReadNode* b = read_through_cast(mul->b);
-  if (a == nullptr || b == nullptr) return std::nullopt;
+  const std::optional<ProductSum> shape = match_product_sum(t);
+  if (!shape) return std::nullopt;
+  const te::ReduceNode* reduce = shape->reduce;
+  const te::BinaryNode* mul = shape->product;
+  const te::ReadNode* a = shape->a;
+  const te::ReadNode* b = shape->b;
   const std::size_t rank = t.shape().size();
   std::vector<const te::VarNode*> batch;
   for (std::size_t d = 0; d + 2 < rank; ++d) batch.push_back(t->axes[d].get());

@@ -20,14 +20,12 @@ using te::Tensor;
 // the compute is no contraction at all. A rank-1 sum of a product (a weighted row sum, sum(x * x)) is a row
 // reduction of the epilogue, not a contraction.
 std::optional<Anchor> match_contraction(const Tensor& t) {
-  if (t.is_placeholder() || t.shape().size() < 2) return std::nullopt;
-  const auto* reduce = t->body.as<te::ReduceNode>();
-  if (reduce == nullptr || reduce->op != te::ReduceOp::kSum || reduce->axes.size() != 1) return std::nullopt;
-  const auto* mul = reduce->body.as<te::BinaryNode>();
-  if (mul == nullptr || mul->op != te::BinaryOp::kMul) return std::nullopt;
-  const te::ReadNode* a = read_through_cast(mul->a);
-  const te::ReadNode* b = read_through_cast(mul->b);
-  if (a == nullptr || b == nullptr) return std::nullopt;
+  const std::optional<ProductSum> shape = match_product_sum(t);
+  if (!shape) return std::nullopt;
+  const te::ReduceNode* reduce = shape->reduce;
+  const te::BinaryNode* mul = shape->product;
+  const te::ReadNode* a = shape->a;
+  const te::ReadNode* b = shape->b;
   if (t.shape().size() != 2) {
     throw CompileError("op '" + t.name() + "' is a batched contraction of rank " +
                        std::to_string(t.shape().size()) +

@@ -1,9 +1,10 @@
 // Small matchers over expression reads, shared by the planners.
 #pragma once
 
+#include <optional>
 #include <vector>
 
-#include "te/expr.h"
+#include "te/tensor.h"
 
 namespace comfuse::schedule {
 
@@ -25,6 +26,28 @@ inline bool indexed_by(const te::ReadNode& read, const std::vector<const te::Var
     if (!is_var(read.indices[d], vars[d])) return false;
   }
   return true;
+}
+
+/// A compute of rank >= 2 whose body is sum_k f32(A[..]) * f32(B[..]) over one reduce axis (factors may be
+/// cast): the shape every contraction has, before its indices are checked.
+struct ProductSum {
+  const te::ReduceNode* reduce;
+  const te::BinaryNode* product;
+  const te::ReadNode* a;
+  const te::ReadNode* b;
+};
+
+/// `t` as a ProductSum, or nullopt when its body has another shape.
+inline std::optional<ProductSum> match_product_sum(const te::Tensor& t) {
+  if (t.is_placeholder() || t.shape().size() < 2) return std::nullopt;
+  const auto* reduce = t->body.as<te::ReduceNode>();
+  if (reduce == nullptr || reduce->op != te::ReduceOp::kSum || reduce->axes.size() != 1) return std::nullopt;
+  const auto* mul = reduce->body.as<te::BinaryNode>();
+  if (mul == nullptr || mul->op != te::BinaryOp::kMul) return std::nullopt;
+  const te::ReadNode* a = read_through_cast(mul->a);
+  const te::ReadNode* b = read_through_cast(mul->b);
+  if (a == nullptr || b == nullptr) return std::nullopt;
+  return ProductSum{reduce, mul, a, b};
 }
 
 }  // namespace comfuse::schedule
