@@ -79,9 +79,9 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::
     if (row.parts.size() == 2) row.schedule_source += " (unfused: two kernels)";
     if (all_logged && first) row.tune_seconds = static_cast<double>(*last - *first + 1);
     if (b2b_fused && row.parts.size() == 2) {
-      row.fused_b2b.emplace();
+      row.fused_b2b.emplace(te::build_workload(entry.workload, entry.shape));
       try {
-        const te::Program whole = te::build_workload(entry.workload, entry.shape);
+        const te::Program& whole = row.fused_b2b->program;
         row.fused_b2b->source =
             codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{}, te::workload_key(whole));
       } catch (const CompileError& error) {

@@ -29,6 +29,8 @@ struct Part {
 
 /// The fused back-to-back kernel of a row that otherwise runs as two kernels (bench_suite --b2b-fused).
 struct FusedB2B {
+  explicit FusedB2B(te::Program whole) : program(std::move(whole)) {}
+  te::Program program;  // the program the source was emitted from: its tensors are the kernel's parameters
   codegen::KernelSource source;
   runtime::CompiledProgram compiled;
   std::string unsupported;  // why it was not emitted, or empty

@@ -60,6 +60,19 @@ std::string store_value(te::DType dtype, const std::string& value) {
   return value;
 }
 
+// The C type of one element of an output or stash array.
+std::string array_element_type(te::DType dtype) {
+  switch (dtype) {
+    case te::DType::bf16:
+    case te::DType::f16:
+      return "u16";
+    case te::DType::i32:
+      return "int";
+    default:
+      return "float";
+  }
+}
+
 std::string slot_name(int stage, int index) {
   return "red" + std::to_string(stage) + "_" + std::to_string(index);
 }
@@ -201,8 +214,61 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   }
 }
 
+bool EpilogueEmitter::stores_in_pairs() const { return plan_.anchor.n % 2 == 0; }
+
+std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) const {
+  std::vector<Store> stores;
+  for (const te::Tensor& t : plan_.stages[stage].tiles) {
+    if (is_output(t)) stores.push_back({"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false});
+  }
+  if (stage == 0) {
+    for (const te::Tensor& output : plan_.program.outputs()) {
+      if (plan_.role(output) == Role::kAnchor) {
+        stores.push_back({"out_" + output.name(), output.dtype(), "acc[i]", "pend_" + output.name(), false});
+      }
+    }
+  }
+  if (schedule_.carried == ValueHome::kL2Stash) {
+    for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
+      const te::Tensor& t = plan_.carried_tiles[c];
+      if (plan_.stage(t) != stage) continue;
+      const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
+      stores.push_back({"(stash + (size_t)" + std::to_string(c) + " * M * N)", te::DType::f32, value,
+                        "pend_stash" + std::to_string(c), true});
+    }
+  }
+  return stores;
+}
+
+// Element i of the fragment to row-major [M, N] `array` at (grow, gcol). With N even, the two neighbouring
+// columns a thread holds leave together from the odd element: one 32-bit store for 16-bit types, one 64-bit
+// store for 32-bit ones, half the store instructions of element-wise stores.
+void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
+  const std::string element = "(size_t)grow * N + gcol";
+  const std::string value = store_value(st.dtype, st.value);
+  if (!stores_in_pairs()) {
+    out.line("if (inb) " + st.array + "[" + element + "] = " + value + ";");
+    return;
+  }
+  const std::string first = "&" + st.array + "[" + element + " - 1]";
+  std::string pair;
+  if (te::dtype_bytes(st.dtype) == 2) {
+    pair = "*(u32*)" + first + " = (u32)" + st.pending + " | ((u32)" + value + " << 16)";
+  } else if (st.dtype == te::DType::i32) {
+    pair = "*(int2*)" + first + " = make_int2(" + st.pending + ", " + value + ")";
+  } else {
+    pair = "*(float2*)" + first + " = make_float2(" + st.pending + ", " + value + ")";
+  }
+  out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
+  out.line("else if (inb) " + pair + ";");
+}
+
 void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   const auto& tensors = plan_.program.tensors();
+  const std::vector<Store> stores = stores_of_stage(stage);
+  if (stores_in_pairs()) {
+    for (const Store& st : stores) out.line(array_element_type(st.dtype) + " " + st.pending + " = 0;");
+  }
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < BN / 2; ++i)");
   out.line("const int h = (i >> 1) & 1;");
@@ -235,18 +301,9 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " + emit_expr(t->body, bindings) +
              ";");
     base.reads[t.get()] = "v_" + t.name();
-    if (is_output(t)) {
-      out.line("if (inb) out_" + t.name() +
-               "[(size_t)grow * N + gcol] = " + store_value(t.dtype(), "v_" + t.name()) + ";");
-    }
   }
-  if (stage == 0) {
-    for (const te::Tensor& output : plan_.program.outputs()) {
-      if (plan_.role(output) == Role::kAnchor) {
-        out.line("if (inb) out_" + output.name() +
-                 "[(size_t)grow * N + gcol] = " + store_value(output.dtype(), "acc[i]") + ";");
-      }
-    }
+  for (const Store& st : stores) {
+    if (!st.to_stash) store(out, st);
   }
   // Partial reductions over this thread's columns.
   for (const Slot& slot : slots_of_stage(stage)) {
@@ -262,11 +319,12 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     const te::Tensor& t = plan_.carried_tiles[c];
     if (plan_.stage(t) != stage) continue;
     const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
-    if (schedule_.carried == ValueHome::kRegisters) {
-      if (plan_.role(t) != Role::kAnchor) out.line("carry_" + t.name() + "[i] = " + value + ";");
-    } else {
-      out.line("if (inb) stash[" + stash_index(std::to_string(c)) + "] = " + value + ";");
+    if (schedule_.carried == ValueHome::kRegisters && plan_.role(t) != Role::kAnchor) {
+      out.line("carry_" + t.name() + "[i] = " + value + ";");
     }
+  }
+  for (const Store& st : stores) {
+    if (st.to_stash) store(out, st);
   }
   out.close();
 }

@@ -37,7 +37,18 @@ class EpilogueEmitter {
     int index;  // within its stage
   };
 
+  struct Store {  // one element-wise store of a stage: to an output or to the stash
+    std::string array;    // C expression of the row-major [M, N] array
+    te::DType dtype;
+    std::string value;    // the f32 (or int) value of element i
+    std::string pending;  // the register holding the pair's even element
+    bool to_stash;        // stores to the stash follow the stage's row partials, outputs precede them
+  };
+
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  bool stores_in_pairs() const;
+  std::vector<Store> stores_of_stage(int stage) const;
+  void store(CodeStream& out, const Store& st) const;
   std::string carried_read(const te::Tensor& tile) const;
   std::vector<Slot> slots_of_stage(int stage) const;
   void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;

@@ -62,6 +62,7 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
       compiled_(std::move(compiled)) {
   module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
+  multiprocessors_ = context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 }
 
 DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) const {
@@ -117,7 +118,9 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
     }
   }
   runtime::LaunchConfig config;
-  config.grid = {static_cast<unsigned>(source_.launch.grid_x), 1, 1};
+  const int grid =
+      source_.launch.persistent ? std::min(source_.launch.grid_x, multiprocessors_) : source_.launch.grid_x;
+  config.grid = {static_cast<unsigned>(grid), 1, 1};
   config.block = {static_cast<unsigned>(source_.launch.block_x), 1, 1};
   config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};
   config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);

@@ -74,6 +74,9 @@ class KernelEmitter {
     result.launch.cluster_x = plan_.has_reductions() ? s_.cluster_n : 1;
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
+    } else if (s_.persistent) {
+      result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
+      result.launch.persistent = true;
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
       result.launch.grid_x = static_cast<int>(m_blocks * ceil_div(n_tiles, 2));
     } else {
@@ -136,6 +139,10 @@ class KernelEmitter {
 
   // Which (row block, column tile) the t-th tile of this CTA is, and how many tiles the CTA has.
   void tile_mapping(CodeStream& out) const {
+    if (s_.persistent) {
+      persistent_tile_mapping(out);
+      return;
+    }
     out.line("// The CTA's tiles: the same sequence for the producer and every consumer warpgroup.");
     out.open("struct TileSequence");
     out.line("int m_block, first_tile, count, stride;");
@@ -143,16 +150,7 @@ class KernelEmitter {
     out.line("return first_tile + t * stride;");
     out.close();
     out.close(";");
-    out.line(
-        "// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share "
-        "B in L2.");
-    out.open("__device__ __forceinline__ void raster(int linear, int columns, int& m_block, int& column)");
-    out.line("const int group = linear / (GROUP_M * columns);");
-    out.line("const int first_m = group * GROUP_M;");
-    out.line("const int group_size = min(M_BLOCKS - first_m, GROUP_M);");
-    out.line("m_block = first_m + (linear % (GROUP_M * columns)) % group_size;");
-    out.line("column = (linear % (GROUP_M * columns)) / group_size;");
-    out.close();
+    raster_function(out);
     out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
     out.line("TileSequence seq;");
     if (plan_.has_reductions()) {
@@ -178,6 +176,40 @@ class KernelEmitter {
     out.line("return seq;");
     out.close();
     out.line();
+  }
+
+  // The persistent grid: CTA b takes the tiles b, b + gridDim.x, ... of the rasterised order, so that the
+  // CTAs running at once share rows of A and columns of B in L2 as the one-tile grid's waves do.
+  void persistent_tile_mapping(CodeStream& out) const {
+    raster_function(out);
+    out.line("// The CTA's tiles: the same sequence for the producer and every consumer warpgroup.");
+    out.open("struct TileSequence");
+    out.line("int first_tile, count, stride;");
+    out.open("__device__ __forceinline__ void at(int t, int& m_block, int& n_tile) const");
+    out.line("raster(first_tile + t * stride, N_TILES, m_block, n_tile);");
+    out.close();
+    out.close(";");
+    out.open("__device__ __forceinline__ TileSequence cta_tiles(u32)");
+    out.line("TileSequence seq;");
+    out.line("seq.first_tile = blockIdx.x;");
+    out.line("seq.stride = gridDim.x;");
+    out.line("seq.count = (M_BLOCKS * N_TILES - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;");
+    out.line("return seq;");
+    out.close();
+    out.line();
+  }
+
+  void raster_function(CodeStream& out) const {
+    out.line(
+        "// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share "
+        "B in L2.");
+    out.open("__device__ __forceinline__ void raster(int linear, int columns, int& m_block, int& column)");
+    out.line("const int group = linear / (GROUP_M * columns);");
+    out.line("const int first_m = group * GROUP_M;");
+    out.line("const int group_size = min(M_BLOCKS - first_m, GROUP_M);");
+    out.line("m_block = first_m + (linear % (GROUP_M * columns)) % group_size;");
+    out.line("column = (linear % (GROUP_M * columns)) / group_size;");
+    out.close();
   }
 
   void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
@@ -251,13 +283,19 @@ class KernelEmitter {
     out.line("tma_prefetch_descriptor(&tma_a);");
     out.line("tma_prefetch_descriptor(&tma_b);");
     out.open("for (int t = 0; t < tiles.count; ++t)");
+    if (s_.persistent) {
+      out.line("int tile_m, tile_n;");
+      out.line("tiles.at(t, tile_m, tile_n);");
+    }
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
-    out.line("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, tiles.m_block * BM);");
-    out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, tiles.n_tile(t) * BN);");
+    out.line(std::string("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, ") +
+             (s_.persistent ? "tile_m" : "tiles.m_block") + " * BM);");
+    out.line(std::string("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, ") +
+             (s_.persistent ? "tile_n" : "tiles.n_tile(t)") + " * BN);");
     out.close();
     out.close();
     out.close();
@@ -310,7 +348,7 @@ class KernelEmitter {
     out.line(
         "const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: local_row0 and "
         "local_row0 + 8");
-    out.line("const int m0 = tiles.m_block * BM;");
+    if (!s_.persistent) out.line("const int m0 = tiles.m_block * BM;");
     out.line("int xround = 0, wround = 0;  // cluster exchanges and warpgroup combines so far");
     out.line("(void)xround; (void)wround;");
     out.line(std::string("const bool row_writer = (lane & 3) == 0 && cta_rank == 0") +
@@ -322,7 +360,13 @@ class KernelEmitter {
     epilogue.begin_stage(out, 0);
     out.open("for (int t = 0; t < tiles.count; ++t)");
     if (ping_pong) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
-    out.line("const int n0 = tiles.n_tile(t) * BN;");
+    if (s_.persistent) {
+      out.line("int tile_m, tile_n;");
+      out.line("tiles.at(t, tile_m, tile_n);");
+      out.line("const int m0 = tile_m * BM, n0 = tile_n * BN;");
+    } else {
+      out.line("const int n0 = tiles.n_tile(t) * BN;");
+    }
     mainloop(out);
     epilogue.element_loop(out, 0);
     out.close();

@@ -29,6 +29,8 @@ struct LaunchConfig {
   int block_x = 1;
   int cluster_x = 1;     // 1: no cluster launch
   int shared_bytes = 0;  // dynamic shared memory
+  // grid_x counts tiles; the launch runs min(grid_x, multiprocessors) CTAs, each striding over the tiles
+  bool persistent = false;
 };
 
 struct KernelSource {

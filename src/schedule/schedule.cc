@@ -142,6 +142,10 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   }
   if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
+  if (s.persistent && plan.has_reductions()) {
+    fail("persistent=true with row reductions: a CTA (or cluster) already owns whole rows and walks their "
+         "column tiles; the persistent grid is for plans without reductions");
+  }
   if (plan.has_reductions()) {
     if (s.reduction == ReductionPlacement::kCluster && s.cluster_n == 1) {
       fail("cluster reduction placement with cluster_n=1: use placement 'cta' or a cluster of 2 or more");
@@ -233,21 +237,24 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
 }
 
 nlohmann::json to_json(const Schedule& s) {
-  return nlohmann::json{{"bm", s.bm},
-                        {"bn", s.bn},
-                        {"bk", s.bk},
-                        {"stages", s.stages},
-                        {"cluster_n", s.cluster_n},
-                        {"warp_roles", warp_roles_name(s.warp_roles)},
-                        {"reduction", reduction_placement_name(s.reduction)},
-                        {"carried", value_home_name(s.carried)},
-                        {"raster_group_m", s.raster_group_m}};
+  nlohmann::json json{{"bm", s.bm},
+                      {"bn", s.bn},
+                      {"bk", s.bk},
+                      {"stages", s.stages},
+                      {"cluster_n", s.cluster_n},
+                      {"warp_roles", warp_roles_name(s.warp_roles)},
+                      {"reduction", reduction_placement_name(s.reduction)},
+                      {"carried", value_home_name(s.carried)},
+                      {"raster_group_m", s.raster_group_m}};
+  if (s.persistent) json["persistent"] = true;
+  return json;
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
   if (!json.is_object()) throw CompileError(path + ": expected an object");
   static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
-                                        "warp_roles", "reduction", "carried", "raster_group_m"};
+                                        "warp_roles", "reduction", "carried", "raster_group_m",
+                                        "persistent"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
         std::end(kFields)) {
@@ -267,6 +274,10 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   s.warp_roles = parse_enum(json["warp_roles"], path + ".warp_roles", kAllWarpRoles, warp_roles_name);
   s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
   s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
+  if (const auto it = json.find("persistent"); it != json.end()) {  // optional: added after v1 logs
+    if (!it->is_boolean()) throw CompileError(path + ".persistent: expected true or false");
+    s.persistent = it->get<bool>();
+  }
   return s;
 }
 
@@ -276,7 +287,7 @@ std::string to_string(const Schedule& s) {
          std::string(warp_roles_name(s.warp_roles)) +
          " reduction=" + std::string(reduction_placement_name(s.reduction)) +
          " carried=" + std::string(value_home_name(s.carried)) +
-         " raster_group_m=" + std::to_string(s.raster_group_m);
+         " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -42,6 +42,10 @@ struct Schedule {
   ReductionPlacement reduction = ReductionPlacement::kCta;
   ValueHome carried = ValueHome::kRegisters;
   int raster_group_m = 8;  // tiles are visited in groups of this many row blocks (L2 reuse of B), >= 1
+  // Plans without row reductions: a grid of at most one CTA per SM whose CTAs stride over all tiles, so that
+  // the producer loads the next tile while the consumers run this one's epilogue (and, in ping-pong, the
+  // other warpgroup its mainloop). Written to JSON only when true: schedules logged before it replay as is.
+  bool persistent = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }

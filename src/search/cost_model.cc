@@ -65,6 +65,9 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   if (plan.has_reductions()) {
     ctas = row_blocks * s.cluster_n;
     tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
+  } else if (s.persistent) {
+    ctas = std::min<std::int64_t>(row_blocks * n_tiles, machine.sms);
+    tiles_per_cta = ceil_div(row_blocks * n_tiles, ctas);
   } else if (ping_pong) {
     ctas = row_blocks * ceil_div(n_tiles, 2);
     tiles_per_cta = 2;
@@ -131,6 +134,7 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
     cta_us = static_cast<double>(tiles_per_cta) * (tile_main_us + tile_epilogue_us);
   }
   cta_us += exchange_us * static_cast<double>(plan.has_reductions() ? 1 : 0);
+  cta_us += machine.cta_start_us;  // once per CTA: per wave without a persistent grid, once with it
 
   CostEstimate estimate;
   estimate.waves = waves;
@@ -149,6 +153,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   family += "/" + std::to_string(s.bm);
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
   if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
+  if (s.persistent) family += "/persistent";
   return family;
 }
 

@@ -19,6 +19,7 @@ struct MachineModel {
   double l2_gbps = 10000;       // L2 to SM bandwidth, all SMs together
   double fp32_gops_per_sm = 250;  // f32 operations per second per SM, in G (128 lanes at ~1.98 GHz)
   double launch_us = 3;          // launch and ramp-up of a kernel
+  double cta_start_us = 1.5;     // a CTA's start: barrier set-up and the pipeline's first TMA round trip
 };
 
 /// The model of `target`: its SM count, H200 figures for the rest.

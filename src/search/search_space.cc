@@ -77,6 +77,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   } else {
     s.raster_group_m = 8;
     s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+    s.persistent = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   return s;
@@ -90,6 +91,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
                                            ? std::vector<ValueHome>{ValueHome::kRegisters}
                                            : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
+  const std::vector<bool> grids = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
   std::vector<Schedule> raw;
   for (const RolesAndRows& roles : kRoles) {
     for (int bn : tile_widths(plan)) {
@@ -97,15 +99,18 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
         for (int cluster : clusters) {
           for (ValueHome home : homes) {
             for (int raster : rasters) {
-              Schedule s;
-              s.warp_roles = roles.roles;
-              s.bm = roles.bm;
-              s.bn = bn;
-              s.stages = stages;
-              s.cluster_n = cluster;
-              s.carried = home;
-              s.raster_group_m = raster;
-              raw.push_back(s);
+              for (bool persistent : grids) {
+                Schedule s;
+                s.warp_roles = roles.roles;
+                s.bm = roles.bm;
+                s.bn = bn;
+                s.stages = stages;
+                s.cluster_n = cluster;
+                s.carried = home;
+                s.raster_group_m = raster;
+                s.persistent = persistent;
+                raw.push_back(s);
+              }
             }
           }
         }
@@ -139,6 +144,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
     n.carried = s.carried == ValueHome::kRegisters ? ValueHome::kL2Stash : ValueHome::kRegisters;
   });
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
+  with([&](Schedule& n) { n.persistent = !s.persistent; });
   std::vector<Schedule> out = finish(plan, raw, limits);
   const Schedule self = canonical(plan, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());

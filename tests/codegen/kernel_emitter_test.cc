@@ -232,7 +232,10 @@ TEST(KernelEmitter, InstructionsOfEachSchedule) {
   EXPECT_FALSE(contains(cta.source, "map_to_rank(&xch["));
   EXPECT_FALSE(contains(cta.source, "cluster_sync();"));
   EXPECT_TRUE(contains(cta.source, "const u32 cta_rank = 0;"));
-  EXPECT_TRUE(contains(cta.source, "if (inb) stash[((size_t)0 * M + grow) * N + gcol] = v_summed;"));
+  // N even: each thread's two neighbouring columns go to the stash as one 64-bit store.
+  EXPECT_TRUE(contains(cta.source,
+                       "else if (inb) *(float2*)&(stash + (size_t)0 * M * N)[(size_t)grow * N + gcol - 1] = "
+                       "make_float2(pend_stash0, v_summed);"));
   EXPECT_FALSE(contains(cta.source, "carry_summed"));
 }
 
@@ -258,6 +261,40 @@ TEST(KernelEmitter, PingPongPairsColumnTilesAndTakesTurnsOnTheRing) {
   const KernelSource cooperative = emit_kernel(gemm, Schedule{}, kKey);
   EXPECT_FALSE(contains(cooperative.source, "mbar_wait(order"));
   EXPECT_TRUE(contains(cooperative.source, "raster(blockIdx.x, N_TILES, seq.m_block, n_tile);"));
+}
+
+TEST(KernelEmitter, OutputsLeaveInColumnPairsWhenNIsEven) {
+  const KernelSource even = emit_kernel(plan_of("gemm", 100, 64, 256), Schedule{}, kKey);
+  EXPECT_TRUE(contains(even.source, "u16 pend_Y = 0;"));
+  EXPECT_TRUE(contains(even.source, "if ((i & 1) == 0) pend_Y = f32_to_bf16(v_Y);"));
+  EXPECT_TRUE(contains(even.source,
+                       "else if (inb) *(u32*)&out_Y[(size_t)grow * N + gcol - 1] = (u32)pend_Y | "
+                       "((u32)f32_to_bf16(v_Y) << 16);"));
+  // N odd: a row's pair may straddle two rows and be misaligned, so each element is stored alone.
+  const KernelSource odd = emit_kernel(plan_of("gemm", 100, 64, 255), Schedule{}, kKey);
+  EXPECT_FALSE(contains(odd.source, "pend_Y"));
+  EXPECT_TRUE(contains(odd.source, "if (inb) out_Y[(size_t)grow * N + gcol] = f32_to_bf16(v_Y);"));
+}
+
+TEST(KernelEmitter, PersistentGridStridesOverTheRasterisedTiles) {
+  const FusionPlan gemm = plan_of("gemm", 1000, 4096, 1000);
+  for (WarpRoles roles : {WarpRoles::kCooperative, WarpRoles::kPingPong}) {
+    Schedule s;
+    s.bm = 64;
+    s.warp_roles = roles;
+    s.persistent = true;
+    const KernelSource kernel = emit_kernel(gemm, s, kKey);
+    EXPECT_TRUE(kernel.launch.persistent);
+    EXPECT_EQ(kernel.launch.grid_x, 16 * 8);  // every tile: the launch caps the grid at the SM count
+    EXPECT_TRUE(contains(kernel.source, "seq.stride = gridDim.x;"));
+    EXPECT_TRUE(contains(kernel.source, "raster(first_tile + t * stride, N_TILES, m_block, n_tile);"));
+    // The producer and the consumers derive each tile's position from the same sequence.
+    EXPECT_TRUE(contains(kernel.source, "tiles.at(t, tile_m, tile_n);\n        for (int kb = 0;"));
+    EXPECT_TRUE(contains(kernel.source, "const int m0 = tile_m * BM, n0 = tile_n * BN;"));
+    EXPECT_EQ(contains(kernel.source, "if (t > 0) mbar_wait(order, (t - 1) & 1);"),
+              roles == WarpRoles::kPingPong);
+  }
+  EXPECT_FALSE(emit_kernel(gemm, Schedule{}, kKey).launch.persistent);
 }
 
 TEST(KernelEmitter, StashBytes) {

@@ -128,6 +128,9 @@ TEST(ScheduleErrors, ReductionPlacement) {
                              s.carried = ValueHome::kL2Stash;
                            }),
             "(no error)");  // ping-pong warpgroups combine their row partials through shared memory
+  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.persistent = true; }),
+            "schedule for 'mm': persistent=true with row reductions: a CTA (or cluster) already owns whole "
+            "rows and walks their column tiles; the persistent grid is for plans without reductions");
 }
 
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
@@ -230,6 +233,9 @@ TEST(ScheduleJsonErrors, Fields) {
   j = good;
   j["carried"] = "shared";
   EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'shared' (valid: registers, l2_stash)");
+  j = good;
+  j["persistent"] = 1;
+  EXPECT_EQ(parse_error(j), "schedule.persistent: expected true or false");
   EXPECT_EQ(parse_error(nlohmann::json::array()), "schedule: expected an object");
   // The caller's path prefixes every message.
   j = good;

@@ -242,6 +242,23 @@ TEST(ScheduleJson, RoundTrip) {
   b = a;
   b.carried = ValueHome::kL2Stash;
   EXPECT_NE(a, b);
+  b = a;
+  b.persistent = true;
+  EXPECT_NE(a, b);
+}
+
+TEST(ScheduleJson, PersistentIsWrittenOnlyWhenSet) {
+  // Schedules logged before the knob existed have no field and replay with the one-tile grid.
+  EXPECT_FALSE(to_json(Schedule{}).contains("persistent"));
+  EXPECT_FALSE(schedule_from_json(to_json(Schedule{})).persistent);
+  Schedule s;
+  s.persistent = true;
+  EXPECT_EQ(to_json(s).at("persistent"), true);
+  EXPECT_EQ(schedule_from_json(to_json(s)), s);
+  EXPECT_EQ(to_string(s), to_string(Schedule{}) + " persistent");
+  nlohmann::json explicit_false = to_json(Schedule{});
+  explicit_false["persistent"] = false;
+  EXPECT_EQ(schedule_from_json(explicit_false), Schedule{});
 }
 
 TEST(ScheduleJson, TextOfTheDefault) {

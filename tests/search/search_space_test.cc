@@ -42,7 +42,9 @@ TEST(SearchSpace, EveryScheduleIsLegalCanonicalAndUnique) {
 TEST(SearchSpace, PlainGemmSearchesNoClusterAndReductionKnobs) {
   const schedule::FusionPlan plan = plan_of("gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}});
   std::set<int> rasters, widths;
+  std::set<bool> grids;
   for (const schedule::Schedule& s : schedule_space(plan)) {
+    grids.insert(s.persistent);
     EXPECT_EQ(s.cluster_n, 1);
     EXPECT_EQ(s.reduction, schedule::ReductionPlacement::kCta);
     EXPECT_EQ(s.carried, schedule::ValueHome::kRegisters);
@@ -51,6 +53,7 @@ TEST(SearchSpace, PlainGemmSearchesNoClusterAndReductionKnobs) {
   }
   EXPECT_EQ(rasters, (std::set<int>{1, 8}));
   EXPECT_EQ(widths, (std::set<int>{64, 128, 192, 256}));
+  EXPECT_EQ(grids, (std::set<bool>{false, true}));
 }
 
 TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
@@ -62,6 +65,7 @@ TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
     clusters.insert(s.cluster_n);
     homes.insert(s.carried);
     EXPECT_EQ(s.reduction == schedule::ReductionPlacement::kCluster, s.cluster_n > 1);
+    EXPECT_FALSE(s.persistent);
     one_tile_per_cta_in_registers |= s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
   }
   EXPECT_EQ(clusters, (std::set<int>{1, 2, 4, 8}));

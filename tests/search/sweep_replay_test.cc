@@ -78,11 +78,18 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return 1 - 6 * d2 / (n * (n * n - 1));
 }
 
+// The sweeps were measured before the persistent-grid knob existed: they cover the one-tile-grid schedules.
+std::vector<schedule::Schedule> swept_space(const schedule::FusionPlan& plan) {
+  std::vector<schedule::Schedule> space = schedule_space(plan);
+  std::erase_if(space, [](const schedule::Schedule& s) { return s.persistent; });
+  return space;
+}
+
 TEST(SweepReplay, TheSweepsCoverThreeWorkloads) {
   const std::vector<Sweep> sweeps = load_sweeps();
   ASSERT_EQ(sweeps.size(), 3u);
   for (const Sweep& sweep : sweeps) {
-    EXPECT_EQ(sweep.median_us.size(), schedule_space(schedule::plan_fusion(sweep.program)).size());
+    EXPECT_EQ(sweep.median_us.size(), swept_space(schedule::plan_fusion(sweep.program)).size());
   }
 }
 
@@ -90,7 +97,7 @@ TEST(SweepReplay, ModelRanksTheSpaceBetterThanChance) {
   for (const Sweep& sweep : load_sweeps()) {
     const schedule::FusionPlan plan = schedule::plan_fusion(sweep.program);
     std::vector<double> predicted, measured;
-    for (const schedule::Schedule& s : schedule_space(plan)) {
+    for (const schedule::Schedule& s : swept_space(plan)) {
       predicted.push_back(estimate(plan, s).total_us);
       measured.push_back(sweep.median_us.at(schedule::to_json(s).dump()));
     }

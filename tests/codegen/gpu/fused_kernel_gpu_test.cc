@@ -121,6 +121,22 @@ std::vector<Case> cases() {
       if (c.label.find("/") == std::string::npos) c.label += "/" + shape_label;
     }
   }
+  // Persistent grids on shapes with more tiles than SMs (each CTA walks several, and in ping-pong its two
+  // warpgroups alternate), with tails; N odd stores element by element, N even in pairs.
+  for (const std::int64_t n : {2002, 999}) {
+    const te::Shape shape = {{"M", 3001}, {"K", 72}, {"N", n}};
+    for (const std::string w : {"gemm", "gemm_bias_relu"}) {
+      Schedule coop;
+      coop.bn = 256;
+      coop.persistent = true;
+      result.push_back({w, shape, coop, "coop_128x256_persistent/N" + std::to_string(n)});
+      Schedule pp;
+      pp.bm = 64;
+      pp.warp_roles = WarpRoles::kPingPong;
+      pp.persistent = true;
+      result.push_back({w, shape, pp, "pingpong_64x128_persistent/N" + std::to_string(n)});
+    }
+  }
   // Suite shapes with the default schedule, checked on sampled rows.
   result.push_back({"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}, Schedule{}, "default/suite"});
   result.push_back({"post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}}, Schedule{}, "default/suite"});
