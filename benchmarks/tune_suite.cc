@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -220,6 +221,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   args.out_dir = argv[1];
+  std::filesystem::create_directories(args.out_dir);  // the logs are opened for appending, never created here
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--skip-suite") {

@@ -219,12 +219,16 @@ bool EpilogueEmitter::stores_in_pairs() const { return plan_.anchor.n % 2 == 0; 
 std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) const {
   std::vector<Store> stores;
   for (const te::Tensor& t : plan_.stages[stage].tiles) {
-    if (is_output(t)) stores.push_back({"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false});
+    if (is_output(t)) {
+      stores.push_back({"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false,
+                        schedule_.tma_store});
+    }
   }
   if (stage == 0) {
     for (const te::Tensor& output : plan_.program.outputs()) {
       if (plan_.role(output) == Role::kAnchor) {
-        stores.push_back({"out_" + output.name(), output.dtype(), "acc[i]", "pend_" + output.name(), false});
+        stores.push_back({"out_" + output.name(), output.dtype(), "acc[i]", "pend_" + output.name(), false,
+                          schedule_.tma_store});
       }
     }
   }
@@ -234,7 +238,7 @@ std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) 
       if (plan_.stage(t) != stage) continue;
       const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
       stores.push_back({"(stash + (size_t)" + std::to_string(c) + " * M * N)", te::DType::f32, value,
-                        "pend_stash" + std::to_string(c), true});
+                        "pend_stash" + std::to_string(c), true, false});
     }
   }
   return stores;
@@ -248,6 +252,13 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
   const std::string value = store_value(st.dtype, st.value);
   if (!stores_in_pairs()) {
     out.line("if (inb) " + st.array + "[" + element + "] = " + value + ";");
+    return;
+  }
+  if (st.staged) {
+    // Into the warpgroup's swizzled output tile (rows and columns past the edges are clipped by the store).
+    out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
+    out.line("else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - 1)) = (u32)" +
+             st.pending + " | ((u32)" + value + " << 16);");
     return;
   }
   const std::string first = "&" + st.array + "[" + element + " - 1]";

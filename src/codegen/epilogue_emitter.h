@@ -43,6 +43,7 @@ class EpilogueEmitter {
     std::string value;    // the f32 (or int) value of element i
     std::string pending;  // the register holding the pair's even element
     bool to_stash;        // stores to the stash follow the stage's row partials, outputs precede them
+    bool staged;          // into the TMA-store epilogue's shared-memory tile (schedule.tma_store)
   };
 
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;

@@ -103,6 +103,13 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         args.push_back(&maps.back());
         break;
       }
+      case KernelParam::Kind::kTmaOut: {
+        const auto& buffer = bindings.outputs.at(position_of(program_.outputs(), p.tensor));
+        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), p.tensor.shape()[0],
+                                          p.tensor.shape()[1], p.box_rows));
+        args.push_back(&maps.back());
+        break;
+      }
       case KernelParam::Kind::kInput:
         pointers.push_back(bindings.inputs.at(position_of(program_.inputs(), p.tensor)).get());
         args.push_back(&pointers.back());

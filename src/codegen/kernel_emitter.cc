@@ -60,6 +60,7 @@ class KernelEmitter {
       result.params.push_back({KernelParam::Kind::kOutput, output});
       param_names[output.get()] = "out_" + output.name();
     }
+    if (s_.tma_store) result.params.push_back({KernelParam::Kind::kTmaOut, plan_.program.outputs()[0], 64});
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
     if (s_.carried == ValueHome::kL2Stash) {
       result.stash_bytes =
@@ -91,6 +92,7 @@ class KernelEmitter {
     constants(out, m_blocks, n_tiles);
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
+    if (s_.tma_store) tma_store_helpers(out);
     tile_mapping(out);
     kernel(out, result, epilogue);
     result.source = out.str();
@@ -104,7 +106,8 @@ class KernelEmitter {
     const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
     const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
-    return 1024 + ring + barriers + exchange + warpgroup_combine;
+    const std::int64_t staging = s_.tma_store ? 2LL * 64 * s_.bn * s_.consumer_warpgroups() : 0;
+    return 1024 + ring + staging + barriers + exchange + warpgroup_combine;
   }
 
   void header(CodeStream& out) const {
@@ -212,6 +215,36 @@ class KernelEmitter {
     out.close();
   }
 
+  // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
+  void tma_store_helpers(CodeStream& out) const {
+    out.line("// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],");
+    out.line("// 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.");
+    out.open("__device__ __forceinline__ u32 staged_offset(int row, int col)");
+    out.line("const int box = col >> 6, byte = (col & 63) * 2;");
+    out.line("return (u32)(box * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));");
+    out.close();
+    out.open("__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0, int c1)");
+    out.line(
+        "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\" :: "
+        "\"l\"((u64)desc), \"r\"(smem_addr(src)), \"r\"(c0), \"r\"(c1) : \"memory\");");
+    out.close();
+    out.line("__device__ __forceinline__ void bulk_commit() { asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\"); }");
+    out.line(
+        "__device__ __forceinline__ void bulk_wait_read_all() { asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: "
+        "\"memory\"); }");
+    out.line(
+        "__device__ __forceinline__ void bulk_wait_all() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: "
+        "\"memory\"); }");
+    out.line(
+        "__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: "
+        "\"memory\"); }");
+    out.line("// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.");
+    out.line(
+        "__device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile(\"bar.sync %0, 128;\" :: "
+        "\"r\"(2 + consumer) : \"memory\"); }");
+    out.line();
+  }
+
   void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
     std::string params =
         "const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b";
@@ -229,6 +262,9 @@ class KernelEmitter {
         case KernelParam::Kind::kStash:
           params += ",\n    float* __restrict__ stash";
           break;
+        case KernelParam::Kind::kTmaOut:
+          params += ",\n    const __grid_constant__ TmaDescriptor tma_out";
+          break;
       }
     }
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.threads()) + ", 1)");
@@ -238,7 +274,12 @@ class KernelEmitter {
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
     out.line("u16* sA = (u16*)smem;                       // [STAGES][BM][64]");
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
-    out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
+    if (s_.tma_store) {
+      out.line("u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, swizzled");
+      out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
+    } else {
+      out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
+    }
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
     out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
     out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
@@ -357,6 +398,10 @@ class KernelEmitter {
     out.line("float acc[BN / 2];");
     epilogue.declare_state(out);
     out.line();
+    if (s_.tma_store) {
+      out.line("u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
+      out.line("const bool store_leader = (threadIdx.x & 127) == 0;");
+    }
     epilogue.begin_stage(out, 0);
     out.open("for (int t = 0; t < tiles.count; ++t)");
     if (ping_pong) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
@@ -368,8 +413,26 @@ class KernelEmitter {
       out.line("const int n0 = tiles.n_tile(t) * BN;");
     }
     mainloop(out);
+    if (s_.tma_store) {
+      out.line("// The previous tile's TMA store must have read the staging buffer before it is overwritten.");
+      out.line("if (store_leader) bulk_wait_read_all();");
+      out.line("warpgroup_sync(consumer);");
+    }
     epilogue.element_loop(out, 0);
+    if (s_.tma_store) {
+      out.line("// Make the tile visible to the TMA engine, then one thread stores it box by box.");
+      out.line("fence_proxy_async_shared();");
+      out.line("warpgroup_sync(consumer);");
+      out.open("if (store_leader)");
+      out.line("#pragma unroll");
+      out.open("for (int b = 0; b < BN / 64; ++b)");
+      out.line("tma_store_2d(&tma_out, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);");
+      out.close();
+      out.line("bulk_commit();");
+      out.close();
+    }
     out.close();
+    if (s_.tma_store) out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
     epilogue.end_stage(out, 0);
     for (int stage = 1; stage < static_cast<int>(plan_.stages.size()); ++stage) {
       out.line();

@@ -18,6 +18,7 @@ struct KernelParam {
     kInput,   // pointer to an epilogue input
     kOutput,  // pointer to a program output
     kStash,   // f32 workspace of stash_bytes for tiles carried across reductions (null when 0 bytes)
+    kTmaOut,  // TMA descriptor of an output, box [box_rows, 64 columns], for the TMA-store epilogue
   };
   Kind kind;
   te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)

@@ -97,7 +97,8 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t sources = (cluster_n > 1 ? cluster_n : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
-  return 1024 /* alignment slack for 128-byte swizzle */ + ring + barriers + reduction_scratch;
+  const std::int64_t output_staging = tma_store ? std::int64_t{2} * 64 * bn * consumer_warpgroups() : 0;
+  return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging + barriers + reduction_scratch;
 }
 
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
@@ -108,6 +109,25 @@ int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
     for (const te::Tensor& t : plan.carried_tiles) carried += plan.role(t) == Role::kAnchor ? 0 : 1;
   }
   return per_tile * (1 + carried);
+}
+
+// The TMA-store epilogue stages one 16-bit output tile per consumer warpgroup in 64-column boxes.
+template <typename Fail>
+void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail) {
+  if (plan.has_reductions()) fail("tma_store=true with row reductions: the TMA-store epilogue is for plans without reductions");
+  if (s.bn % 64 != 0) fail("tma_store=true with BN=" + std::to_string(s.bn) + ": the output tile leaves in boxes of 64 columns");
+  const auto& outputs = plan.program.outputs();
+  if (outputs.size() != 1) {
+    fail("tma_store=true with " + std::to_string(outputs.size()) + " outputs: the staging buffer holds one");
+  }
+  const te::Tensor& out = outputs[0];
+  if (te::dtype_bytes(out.dtype()) != 2 || out.shape().size() != 2) {
+    fail("tma_store=true: output '" + out.name() + "' is not a 16-bit [M, N] tile");
+  }
+  if (plan.anchor.n % 8 != 0) {
+    fail("tma_store=true with N=" + std::to_string(plan.anchor.n) +
+         ": output rows must be 16-byte aligned for TMA (N a multiple of 8)");
+  }
 }
 
 void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& limits) {
@@ -146,6 +166,7 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
     fail("persistent=true with row reductions: a CTA (or cluster) already owns whole rows and walks their "
          "column tiles; the persistent grid is for plans without reductions");
   }
+  if (s.tma_store) check_tma_store(plan, s, fail);
   if (plan.has_reductions()) {
     if (s.reduction == ReductionPlacement::kCluster && s.cluster_n == 1) {
       fail("cluster reduction placement with cluster_n=1: use placement 'cta' or a cluster of 2 or more");
@@ -247,6 +268,7 @@ nlohmann::json to_json(const Schedule& s) {
                       {"carried", value_home_name(s.carried)},
                       {"raster_group_m", s.raster_group_m}};
   if (s.persistent) json["persistent"] = true;
+  if (s.tma_store) json["tma_store"] = true;
   return json;
 }
 
@@ -254,7 +276,7 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   if (!json.is_object()) throw CompileError(path + ": expected an object");
   static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
                                         "warp_roles", "reduction", "carried", "raster_group_m",
-                                        "persistent"};
+                                        "persistent", "tma_store"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
         std::end(kFields)) {
@@ -274,9 +296,12 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   s.warp_roles = parse_enum(json["warp_roles"], path + ".warp_roles", kAllWarpRoles, warp_roles_name);
   s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
   s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
-  if (const auto it = json.find("persistent"); it != json.end()) {  // optional: added after v1 logs
-    if (!it->is_boolean()) throw CompileError(path + ".persistent: expected true or false");
-    s.persistent = it->get<bool>();
+  // Optional: added after the first logs were written, absent meaning false.
+  for (const auto& [key, field] : {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store}}) {
+    if (const auto it = json.find(key); it != json.end()) {
+      if (!it->is_boolean()) throw CompileError(path + "." + key + ": expected true or false");
+      *field = it->get<bool>();
+    }
   }
   return s;
 }
@@ -287,7 +312,8 @@ std::string to_string(const Schedule& s) {
          std::string(warp_roles_name(s.warp_roles)) +
          " reduction=" + std::string(reduction_placement_name(s.reduction)) +
          " carried=" + std::string(value_home_name(s.carried)) +
-         " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "");
+         " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "") +
+         (s.tma_store ? " tma_store" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -46,6 +46,10 @@ struct Schedule {
   // the producer loads the next tile while the consumers run this one's epilogue (and, in ping-pong, the
   // other warpgroup its mainloop). Written to JSON only when true: schedules logged before it replay as is.
   bool persistent = false;
+  // Plans without row reductions whose one output is a 16-bit [M, N] tile: each consumer warpgroup writes its
+  // 64 x BN output tile into 128-byte-swizzled shared memory and one thread stores it with TMA, which runs on
+  // while the warpgroup goes on to its next tile. Written to JSON only when true, like `persistent`.
+  bool tma_store = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }

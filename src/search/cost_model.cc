@@ -110,7 +110,12 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   for (const auto& input : plan.epilogue_inputs) {
     if (input.broadcast == schedule::Broadcast::kFull) bytes_per_element += te::dtype_bytes(input.tensor.dtype());
   }
-  for (const te::Tensor& out : plan.program.outputs()) bytes_per_element += te::dtype_bytes(out.dtype());
+  // Outputs stored with TMA leave asynchronously from shared memory in whole lines: most of their time hides
+  // under the next tile's mainloop.
+  double output_bytes = 0;
+  for (const te::Tensor& out : plan.program.outputs()) output_bytes += te::dtype_bytes(out.dtype());
+  const double compulsory_per_element = bytes_per_element + output_bytes;
+  bytes_per_element += (s.tma_store ? 0.3 : 1.0) * output_bytes;
   const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
   // Each carried tile is written once and read once per later stage that needs it, as f32.
   const double stash_bytes = stashing ? 8.0 * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
@@ -142,7 +147,7 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   estimate.epilogue_us = waves * cta_us - estimate.mainloop_us;
   // Compulsory traffic: operands once, epilogue inputs and outputs once.
   double compulsory = 2.0 * static_cast<double>(a.m * a.k + a.n * a.k);
-  compulsory += static_cast<double>(a.m) * static_cast<double>(a.n) * bytes_per_element;
+  compulsory += static_cast<double>(a.m) * static_cast<double>(a.n) * compulsory_per_element;
   estimate.dram_us = compulsory / (machine.dram_gbps * 1e3);
   estimate.total_us = machine.launch_us + std::max(waves * cta_us, estimate.dram_us);
   return estimate;
@@ -154,6 +159,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
   if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
   if (s.persistent) family += "/persistent";
+  if (s.tma_store) family += "/tma_store";
   return family;
 }
 

@@ -58,6 +58,21 @@ std::vector<Schedule> finish(const schedule::FusionPlan& plan, const std::vector
   return out;
 }
 
+// Every schedule of `in` with each of `values` set by `set`: one more knob in the product.
+template <typename T, typename Set>
+std::vector<Schedule> expand(const std::vector<Schedule>& in, const std::vector<T>& values, Set set) {
+  std::vector<Schedule> out;
+  out.reserve(in.size() * values.size());
+  for (const Schedule& s : in) {
+    for (const T& value : values) {
+      Schedule next = s;
+      set(next, value);
+      out.push_back(next);
+    }
+  }
+  return out;
+}
+
 template <typename T, std::size_t N>
 std::vector<T> steps(const T (&values)[N], T current) {
   std::vector<T> out;
@@ -78,6 +93,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
     s.raster_group_m = 8;
     s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
     s.persistent = false;
+    s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   return s;
@@ -91,32 +107,22 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
                                            ? std::vector<ValueHome>{ValueHome::kRegisters}
                                            : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
-  const std::vector<bool> grids = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
-  std::vector<Schedule> raw;
-  for (const RolesAndRows& roles : kRoles) {
-    for (int bn : tile_widths(plan)) {
-      for (int stages : kStages) {
-        for (int cluster : clusters) {
-          for (ValueHome home : homes) {
-            for (int raster : rasters) {
-              for (bool persistent : grids) {
-                Schedule s;
-                s.warp_roles = roles.roles;
-                s.bm = roles.bm;
-                s.bn = bn;
-                s.stages = stages;
-                s.cluster_n = cluster;
-                s.carried = home;
-                s.raster_group_m = raster;
-                s.persistent = persistent;
-                raw.push_back(s);
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  // The persistent grid and the TMA-store epilogue: plans without reductions only.
+  const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
+  const std::vector<RolesAndRows> roles(std::begin(kRoles), std::end(kRoles));
+  const std::vector<int> stages(std::begin(kStages), std::end(kStages));
+  std::vector<Schedule> raw = {Schedule{}};
+  raw = expand(raw, roles, [](Schedule& s, RolesAndRows r) {
+    s.warp_roles = r.roles;
+    s.bm = r.bm;
+  });
+  raw = expand(raw, tile_widths(plan), [](Schedule& s, int bn) { s.bn = bn; });
+  raw = expand(raw, stages, [](Schedule& s, int n) { s.stages = n; });
+  raw = expand(raw, clusters, [](Schedule& s, int n) { s.cluster_n = n; });
+  raw = expand(raw, homes, [](Schedule& s, ValueHome home) { s.carried = home; });
+  raw = expand(raw, rasters, [](Schedule& s, int group) { s.raster_group_m = group; });
+  raw = expand(raw, switches, [](Schedule& s, bool on) { s.persistent = on; });
+  raw = expand(raw, switches, [](Schedule& s, bool on) { s.tma_store = on; });
   return finish(plan, raw, limits);
 }
 
@@ -145,6 +151,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   });
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
   with([&](Schedule& n) { n.persistent = !s.persistent; });
+  with([&](Schedule& n) { n.tma_store = !s.tma_store; });
   std::vector<Schedule> out = finish(plan, raw, limits);
   const Schedule self = canonical(plan, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());

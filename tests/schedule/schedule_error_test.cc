@@ -36,6 +36,20 @@ struct Plans {
   FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
 };
 
+TEST(ScheduleErrors, TmaStoreEpilogue) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.gemm,
+                           [](Schedule& s) {
+                             s.tma_store = true;
+                             s.bn = 96;
+                           }),
+            "schedule for 'mm': tma_store=true with BN=96: the output tile leaves in boxes of 64 columns");
+  EXPECT_EQ(legality_error(plan_of("gemm", 256, 128, 500), [](Schedule& s) { s.tma_store = true; }),
+            "schedule for 'mm': tma_store=true with N=500: output rows must be 16-byte aligned for TMA (N a "
+            "multiple of 8)");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.tma_store = true; }), "(no error)");
+}
+
 TEST(ScheduleErrors, TileShape) {
   const Plans p;
   EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.bk = 32; }),
@@ -128,6 +142,9 @@ TEST(ScheduleErrors, ReductionPlacement) {
                              s.carried = ValueHome::kL2Stash;
                            }),
             "(no error)");  // ping-pong warpgroups combine their row partials through shared memory
+  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
+            "schedule for 'mm': tma_store=true with row reductions: the TMA-store epilogue is for plans without "
+            "reductions");
   EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.persistent = true; }),
             "schedule for 'mm': persistent=true with row reductions: a CTA (or cluster) already owns whole "
             "rows and walks their column tiles; the persistent grid is for plans without reductions");
@@ -233,6 +250,9 @@ TEST(ScheduleJsonErrors, Fields) {
   j = good;
   j["carried"] = "shared";
   EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'shared' (valid: registers, l2_stash)");
+  j = good;
+  j["tma_store"] = "yes";
+  EXPECT_EQ(parse_error(j), "schedule.tma_store: expected true or false");
   j = good;
   j["persistent"] = 1;
   EXPECT_EQ(parse_error(j), "schedule.persistent: expected true or false");

@@ -137,6 +137,27 @@ std::vector<Case> cases() {
       result.push_back({w, shape, pp, "pingpong_64x128_persistent/N" + std::to_string(n)});
     }
   }
+  // The TMA-store epilogue (N a multiple of 8): one-tile and persistent grids, both warp roles, tails in M and
+  // in N within the last 64-column box.
+  for (const te::Shape& shape : {te::Shape{{"M", 3001}, {"K", 72}, {"N", 2000}},
+                                 te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}}) {
+    const std::string size = "M" + std::to_string(shape.at("M")) + "_N" + std::to_string(shape.at("N"));
+    for (const std::string w : {"gemm", "gemm_bias_relu"}) {
+      Schedule coop;
+      coop.tma_store = true;
+      result.push_back({w, shape, coop, "coop_128x128_tma/" + size});
+      Schedule wide = coop;
+      wide.bn = 256;
+      wide.stages = 3;
+      wide.persistent = true;
+      result.push_back({w, shape, wide, "coop_128x256_persistent_tma/" + size});
+      Schedule pp = coop;
+      pp.bm = 64;
+      pp.warp_roles = WarpRoles::kPingPong;
+      pp.persistent = true;
+      result.push_back({w, shape, pp, "pingpong_64x128_persistent_tma/" + size});
+    }
+  }
   // Suite shapes with the default schedule, checked on sampled rows.
   result.push_back({"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}, Schedule{}, "default/suite"});
   result.push_back({"post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}}, Schedule{}, "default/suite"});
