@@ -75,7 +75,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const runtime::CompiledProgram& compiled = files.compiled;
     out << "workload " << workload << " key " << te::workload_key(program) << "\n";
     out << "schedule " << schedule::to_string(schedule) << "\n";
-    out << "launch grid " << kernel.launch.grid_x << " block " << kernel.launch.block_x << " cluster "
+    out << "launch grid " << kernel.launch.grid_x << (kernel.launch.persistent ? " tiles (persistent: one CTA per SM at most)" : "")
+        << " block " << kernel.launch.block_x << " cluster "
         << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes << " bytes\n";
     for (const auto& [name, usage] : compiled.kernels) {
       out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
