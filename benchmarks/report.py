@@ -36,7 +36,8 @@ SYSTEMS = [
 ]
 
 # Fields taken from each source (missing ones are null).
-COMFUSE_FIELDS = ["ours_us", "cublas_gemm_us", "tune_seconds", "max_rel_err", "correct", "schedule_source"]
+COMFUSE_FIELDS = ["ours_us", "cublas_gemm_us", "tune_seconds", "max_rel_err", "correct", "schedule_source",
+                  "plan", "b2b_fused_us", "unfused_us", "b2b_fused_correct", "unfused_unsupported"]
 TORCH_FIELDS = ["inductor_max_autotune_us", "inductor_default_us", "eager_us", "sdpa_us", "torch_gemm_us",
                 "inductor_compile_seconds", "inductor_default_compile_seconds"]
 
@@ -239,9 +240,26 @@ def markdown(report):
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     failures = [f"- {row['name']}: {system}: {message[:120]}" for row in report["workloads"]
                 for system, message in sorted(row["torch_errors"].items())]
+    lines += b2b_lines(report)
     if failures:
         lines += ["", "PyTorch failures (full messages in the JSON):", ""] + failures
     return "\n".join(lines) + "\n"
+
+
+def b2b_lines(report):
+    """Back-to-back rows measured both ways: the fused kernel, the two-kernel plan, and which one the row uses."""
+    rows = [row for row in report["workloads"] if row.get("plan")]
+    if not rows:
+        return []
+    lines = ["", "Back-to-back rows: the fused kernel and the two-kernel plan, both measured in this run; the row "
+             "uses the faster correct one.", "", "| workload | fused µs | two kernels µs | plan |", "|---|---:|---:|---|"]
+    for row in rows:
+        fused = cell(row.get("b2b_fused_us"))
+        if row.get("b2b_fused_correct") is False:
+            fused += " (wrong)"
+        two = cell(row.get("unfused_us")) if row.get("unfused_us") is not None else "— (no two-kernel plan)"
+        lines.append(f"| {row['name']} | {fused} | {two} | {row['plan']} |")
+    return lines
 
 
 # ---- Plot. ----

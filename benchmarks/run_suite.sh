@@ -53,7 +53,7 @@ stage() {
 
 log_args=()
 [[ -z $log ]] || log_args=(--log "$log")
-stage "comfuse (bench_suite)" "$bench" "$outdir/comfuse.json" "${log_args[@]}"
+stage "comfuse (bench_suite)" "$bench" "$outdir/comfuse.json" --b2b-fused "${log_args[@]}"
 stage "PyTorch baselines" python3 benchmarks/torch_baselines.py "$outdir/torch.json" \
   --compile-budget "${COMFUSE_TORCH_COMPILE_BUDGET:-0}"
 

@@ -35,6 +35,13 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
   }
 }
 
+// The multiply-adds of both contractions, batches included, as FLOPs.
+std::int64_t fused_flops(const schedule::B2BPlan& plan) {
+  std::int64_t batch = 1;
+  for (std::int64_t b : plan.first.batch) batch *= b;
+  return 2 * batch * (plan.first.m * plan.first.n * plan.first.k + plan.second.m * plan.second.n * plan.second.k);
+}
+
 }  // namespace
 
 Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
@@ -90,6 +97,18 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::
     }
   } catch (const CompileError& error) {
     row.unsupported = error.what();
+    // No two-kernel plan (batched contractions): the fused back-to-back kernel may still run alone.
+    if (b2b_fused) {
+      try {
+        FusedB2B fused(te::build_workload(entry.workload, entry.shape));
+        fused.source = codegen::emit_b2b_kernel(schedule::plan_b2b(fused.program), codegen::B2BSchedule{},
+                                                te::workload_key(fused.program));
+        row.flops = fused_flops(schedule::plan_b2b(fused.program));
+        row.fused_b2b.emplace(std::move(fused));
+      } catch (const CompileError&) {
+        // neither plan: the row stays unsupported with the single-kernel reason
+      }
+    }
   }
   return row;
 }

@@ -30,7 +30,8 @@ COMFUSE = {
          "cublas_gemm_us": 1600.0, "max_rel_err": 2e-4, "correct": True, "schedule_source": "default"},
         # A back-to-back row: no GEMM-alone time.
         {"name": "mlp_relu_M65536_K128_N512_O128", "workload": "mlp_relu", "flops": 17179869184,
-         "ours_us": 150.0, "max_rel_err": 1e-3, "correct": True, "schedule_source": "tuning_log"},
+         "ours_us": 150.0, "max_rel_err": 1e-3, "correct": True, "schedule_source": "tuning_log",
+         "plan": "unfused", "unfused_us": 150.0, "b2b_fused_us": 170.0, "b2b_fused_correct": True},
         # An unsupported row, written the way older drivers did (flops 0, no schedule fields).
         {"name": "attention_BH64_L2048_D128_CAUSAL0", "workload": "attention", "flops": 0, "ours_us": None,
          "unsupported": LONG_REASON},
@@ -158,6 +159,9 @@ class MergeTest(unittest.TestCase):
         self.assertIn("707.5 TFLOP/s", text)
         self.assertIn("CUPTI kernel durations", text)
         self.assertIn("inductor_max_autotune: RuntimeError: out of resource", text)
+        # Back-to-back rows list both plans' times and the one used.
+        self.assertIn("| mlp_relu_M65536_K128_N512_O128 | 170.0 | 150.0 | unfused |", text)
+        self.assertNotIn("| post_layernorm_M16384_K1024_N1024 | — |", text)
 
 
 class TuneLogTest(unittest.TestCase):

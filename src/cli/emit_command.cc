@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/kernel_files.h"
+#include "codegen/b2b_emitter.h"
 #include "codegen/kernel_source.h"
 #include "runtime/nvrtc_compiler.h"
 #include "support/error.h"
@@ -15,7 +16,9 @@ namespace comfuse::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n";
+    "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
+    "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--stages N] -o DIR   (back-to-back workloads: the\n"
+    "       fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -25,10 +28,25 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// The launch configuration, each entry point's resources and the files written.
+void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files, std::ostream& out) {
+  out << "launch grid " << kernel.launch.grid_x
+      << (kernel.launch.persistent ? " tiles (persistent: one CTA per SM at most)" : "") << " block "
+      << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes
+      << " bytes\n";
+  for (const auto& [name, usage] : files.compiled.kernels) {
+    out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
+        << " bytes spilled\n";
+  }
+  out << "wrote " << files.source_path << " and " << files.cubin_path << "\n";
+}
+
 }  // namespace
 
 int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string workload, shape_text, schedule_file, target = "sm_90a", directory;
+  bool fused_b2b = false;
+  codegen::B2BSchedule b2b;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const bool has_value = i + 1 < args.size();
@@ -36,6 +54,15 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       shape_text = args[++i];
     } else if (arg == "--schedule" && has_value) {
       schedule_file = args[++i];
+    } else if (arg == "--fused-b2b") {
+      fused_b2b = true;
+    } else if (arg == "--stages" && has_value) {
+      try {
+        b2b.stages = std::stoi(args[++i]);
+      } catch (const std::exception&) {
+        err << "comfuse emit: --stages takes an integer, not '" << args[i] << "'\n";
+        return 2;
+      }
     } else if (arg == "--target" && has_value) {
       target = args[++i];
     } else if ((arg == "-o" || arg == "--output") && has_value) {
@@ -56,9 +83,22 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
         << "' is not supported: the kernels use wgmma and TMA, which need sm_90a\n";
     return 2;
   }
+  if (fused_b2b && !schedule_file.empty()) {
+    err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes --stages\n";
+    return 2;
+  }
   try {
     const te::Program program =
         te::build_workload(workload, shape_text.empty() ? te::Shape{} : te::parse_shape(shape_text));
+    if (fused_b2b) {
+      const codegen::KernelSource kernel =
+          codegen::emit_b2b_kernel(schedule::plan_b2b(program), b2b, te::workload_key(program));
+      const KernelFiles files = write_kernel_files(kernel, directory, target);
+      out << "workload " << workload << " key " << te::workload_key(program) << "\n";
+      out << "fused back-to-back kernel, stages=" << b2b.stages << "\n";
+      print_kernel(kernel, files, out);
+      return 0;
+    }
     const schedule::FusionPlan plan = schedule::plan_fusion(program);
     schedule::Schedule schedule = schedule::default_schedule(plan);
     if (!schedule_file.empty()) {
@@ -72,17 +112,9 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     const codegen::KernelSource kernel = codegen::emit_kernel(plan, schedule, te::workload_key(program));
     const KernelFiles files = write_kernel_files(kernel, directory, target);
-    const runtime::CompiledProgram& compiled = files.compiled;
     out << "workload " << workload << " key " << te::workload_key(program) << "\n";
     out << "schedule " << schedule::to_string(schedule) << "\n";
-    out << "launch grid " << kernel.launch.grid_x << (kernel.launch.persistent ? " tiles (persistent: one CTA per SM at most)" : "")
-        << " block " << kernel.launch.block_x << " cluster "
-        << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes << " bytes\n";
-    for (const auto& [name, usage] : compiled.kernels) {
-      out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
-          << " bytes spilled\n";
-    }
-    out << "wrote " << files.source_path << " and " << files.cubin_path << "\n";
+    print_kernel(kernel, files, out);
     return 0;
   } catch (const CompileError& error) {
     err << "comfuse emit: " << error.what() << "\n";

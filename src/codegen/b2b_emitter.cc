@@ -1,6 +1,8 @@
 // Emission of the fused back-to-back kernel.
 #include "codegen/b2b_emitter.h"
 
+#include <set>
+
 #include "codegen/code_stream.h"
 #include "codegen/device_prelude.h"
 #include "codegen/expr_emitter.h"
@@ -10,12 +12,21 @@
 namespace comfuse::codegen {
 namespace {
 
-constexpr int kBm = 128;   // two consumer warpgroups of 64 rows
-constexpr int kBn1 = 64;   // hidden columns per chunk: one 128-byte swizzled box of W2
+using schedule::OnlineStatistic;
+
+constexpr int kBm = 128;      // two consumer warpgroups of 64 rows
+constexpr int kBn1 = 64;      // chained columns per chunk: one 128-byte swizzled box of W2
+constexpr int kMaxK = 256;    // X's tile stays in shared memory for the whole row block
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t product(const std::vector<std::int64_t>& extents) {
+  std::int64_t p = 1;
+  for (std::int64_t e : extents) p *= e;
+  return p;
+}
 
 std::string store_value(te::DType dtype, const std::string& value) {
   if (dtype == te::DType::bf16) return "f32_to_bf16(" + value + ")";
@@ -31,21 +42,27 @@ void check_supported(const schedule::B2BPlan& plan) {
   auto refuse = [](const std::string& why) { throw CompileError("fused back-to-back kernel: " + why); };
   const auto& first = plan.first;
   const auto& second = plan.second;
-  if (!first.batch.empty()) refuse("batched contractions ('" + first.tensor.name() + "') are not supported yet");
-  if (!plan.statistics.empty() || plan.online()) {
-    refuse("reductions over the chained axis (online statistics) are not generated yet");
+  if (first.batch.size() > 1) {
+    refuse("'" + first.tensor.name() + "' has " + std::to_string(first.batch.size()) + " batch axes: one at most");
   }
-  if (plan.divisor || plan.multiplier) refuse("a final row factor is not generated yet");
-  if (!first.b_k_major || !second.b_k_major) {
-    refuse("'" + (first.b_k_major ? second.b : first.b).name() + "' must be laid out [rows, K]");
-  }
+  if (first.batch != second.batch) refuse("the two contractions have different batch axes");
+  if (!first.b_k_major) refuse("'" + first.b.name() + "' must be laid out [rows, K]");
   if (second.n > 256 || second.n % 8 != 0) {
     refuse("GEMM2 has O=" + std::to_string(second.n) +
            " columns: one warpgroup's accumulator holds a multiple of 8 up to 256");
   }
-  if (first.k % 8 != 0 || first.n % 8 != 0) {
-    refuse("K=" + std::to_string(first.k) + " and N=" + std::to_string(first.n) +
-           " must be multiples of 8 (16-byte TMA rows)");
+  if (!second.b_k_major && second.n % 64 != 0) {
+    refuse("'" + second.b.name() + "' is [K, O] with O=" + std::to_string(second.n) +
+           ": it is read in boxes of 64 columns, so O must be a multiple of 64");
+  }
+  if (first.k % 8 != 0) refuse("K=" + std::to_string(first.k) + " must be a multiple of 8 (16-byte TMA rows)");
+  if (second.b_k_major && first.n % 8 != 0) {
+    refuse("N=" + std::to_string(first.n) + " must be a multiple of 8: '" + second.b.name() +
+           "' is [O, N], read in 16-byte rows");
+  }
+  if (first.k > kMaxK) {
+    refuse("K=" + std::to_string(first.k) + " is above " + std::to_string(kMaxK) +
+           ": the kernel keeps X's [128, K] tile in shared memory");
   }
   const te::DType type = first.a.dtype();
   for (const te::Tensor& operand : {first.b, second.b}) {
@@ -61,12 +78,36 @@ void check_supported(const schedule::B2BPlan& plan) {
       if (read.is_placeholder()) refuse("tile '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
     }
   }
+  if (plan.online()) {
+    int maxima = 0;
+    for (const OnlineStatistic& s : plan.statistics) maxima += s.kind == OnlineStatistic::Kind::kRunningMax ? 1 : 0;
+    if (maxima != 1) refuse(std::to_string(maxima) + " running maxima: the kernel keeps one");
+  }
 }
 
 class B2BEmitter {
  public:
   B2BEmitter(const schedule::B2BPlan& plan, const B2BSchedule& schedule, const std::string& key)
-      : plan_(plan), s_(schedule), key_(key) {}
+      : plan_(plan), s_(schedule), key_(key), batched_(!plan.first.batch.empty()) {
+    // The tiles the kernel computes: GEMM2's operand, the statistics' sources, and what they read. (Tiles
+    // such as the normalised softmax are replaced by the numerator and the final row factor.)
+    std::set<const te::TensorNode*> needed = {plan_.numerator->get()};
+    for (const OnlineStatistic& s : plan_.statistics) needed.insert(s.source.get());
+    for (auto t = plan_.tiles.rbegin(); t != plan_.tiles.rend(); ++t) {
+      if (needed.count(t->get()) == 0) continue;
+      for (const te::Tensor& read : te::Program::reads_of(*t)) needed.insert(read.get());
+    }
+    // Tiles that read a statistic (or such a tile) wait for the block's running max: the second pass.
+    std::set<const te::TensorNode*> late;
+    for (const OnlineStatistic& s : plan_.statistics) late.insert(s.tensor.get());
+    for (const te::Tensor& t : plan_.tiles) {
+      if (needed.count(t.get()) == 0) continue;
+      bool reads_late = false;
+      for (const te::Tensor& read : te::Program::reads_of(t)) reads_late = reads_late || late.count(read.get()) > 0;
+      (reads_late ? second_pass_ : first_pass_).push_back(t);
+      if (reads_late) late.insert(t.get());
+    }
+  }
 
   KernelSource emit() {
     const auto& first = plan_.first;
@@ -75,11 +116,11 @@ class B2BEmitter {
     result.name = "comfuse_b2b_" + second.tensor.name() + "_" + key_.substr(key_.find(':') + 1, 12);
     result.params.push_back({KernelParam::Kind::kTmaA, first.a, kBm});
     result.params.push_back({KernelParam::Kind::kTmaB, first.b, kBn1});
-    result.params.push_back({KernelParam::Kind::kTmaB, second.b, static_cast<int>(second.n)});
+    result.params.push_back({KernelParam::Kind::kTmaB, second.b, second.b_k_major ? static_cast<int>(second.n) : kBn1});
     for (const te::Tensor& output : plan_.program.outputs()) {
       result.params.push_back({KernelParam::Kind::kOutput, output, 0});
     }
-    result.launch.grid_x = static_cast<int>(ceil_div(first.m, kBm));
+    result.launch.grid_x = static_cast<int>(product(first.batch) * ceil_div(first.m, kBm));
     result.launch.block_x = 3 * 128;
     result.launch.cluster_x = 1;
     result.launch.shared_bytes = static_cast<int>(shared_bytes());
@@ -91,18 +132,22 @@ class B2BEmitter {
     out.line();
     out.raw(device_prelude());
     out.line();
-    out.line("constexpr int M = " + std::to_string(first.m) + ", K = " + std::to_string(first.k) +
-             ", N = " + std::to_string(first.n) + ", O = " + std::to_string(second.n) + ";");
+    out.line("constexpr int BATCH = " + std::to_string(product(first.batch)) + ", M = " + std::to_string(first.m) +
+             ", K = " + std::to_string(first.k) + ", N = " + std::to_string(first.n) +
+             ", O = " + std::to_string(second.n) + ";");
     out.line("constexpr int BM = " + std::to_string(kBm) + ", BN1 = " + std::to_string(kBn1) +
              ", BK = 64, STAGES = " + std::to_string(s_.stages) + ";");
     out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(first.k, 64)) +
-             ", CHUNKS = " + std::to_string(ceil_div(first.n, kBn1)) + ";");
-    out.line("constexpr u32 STAGE_BYTES = (BM + BN1) * BK * 2, W2_BYTES = O * BK * 2;");
+             ", CHUNKS = " + std::to_string(ceil_div(first.n, kBn1)) +
+             ", M_BLOCKS = " + std::to_string(ceil_div(first.m, kBm)) + ";");
+    out.line("__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }");
+    out.line("constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BK * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");
     out.line();
     pack_function(out);
+    if (!second.b_k_major) mn_major_descriptor(out);
     emit_wgmma_ss(out, "wgmma_first", kBn1, first.a.dtype());
-    emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype());
+    emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
     out.line();
     kernel(out, result);
     result.source = out.str();
@@ -111,10 +156,11 @@ class B2BEmitter {
 
  private:
   std::int64_t shared_bytes() const {
-    const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * (kBm + kBn1) * 64 * 2;
+    const std::int64_t x = ceil_div(plan_.first.k, 64) * kBm * 64 * 2;
+    const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * kBn1 * 64 * 2;
     const std::int64_t w2 = 2 * plan_.second.n * 64 * 2;
-    const std::int64_t barriers = 8 * (2 * s_.stages + 4);
-    return 1024 + ring + w2 + barriers;
+    const std::int64_t barriers = 8 * (2 * s_.stages + 5);
+    return 1024 + x + ring + w2 + barriers;
   }
 
   void pack_function(CodeStream& out) const {
@@ -124,6 +170,16 @@ class B2BEmitter {
     out.line("u32 r;");
     out.line("asm(\"cvt.rn." + type + ".f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));");
     out.line("return r;");
+    out.close();
+  }
+
+  // W2 laid out [K, O] (attention's V) is N-major for GEMM2: TMA boxes of [64 rows of K][64 columns of O].
+  void mn_major_descriptor(CodeStream& out) const {
+    out.line("// N-major B with 128-byte swizzle: 64 columns of a row contiguous (one 128-byte line), 8 rows per");
+    out.line("// 1024-byte swizzle atom (stride byte offset), the next 64 columns one box further (leading offset).");
+    out.open("__device__ __forceinline__ u64 smem_descriptor_mn_sw128(const void* p)");
+    out.line("const u64 addr = smem_addr(p);");
+    out.line("return ((addr & 0x3FFFF) >> 4) | ((u64)((BN1 * BK * 2) >> 4) << 16) | (64ull << 32) | (1ull << 62);");
     out.close();
   }
 
@@ -137,14 +193,17 @@ class B2BEmitter {
     out.open(result.name + "(" + params + ")");
     out.line("extern __shared__ unsigned char smem_raw[];");
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
-    out.line("u16* ring = (u16*)smem;                              // [STAGES][BM + BN1][64]: X rows, then W1 rows");
-    out.line("u16* sw2 = ring + STAGES * (BM + BN1) * BK;           // [2][O][64]: W2's columns of one chunk");
+    out.line("u16* sx = (u16*)smem;                        // [K_BLOCKS][BM][64]: the CTA's rows of X, loaded once");
+    out.line("u16* ring = sx + K_BLOCKS * BM * BK;         // [STAGES][BN1][64]: W1's rows of a chunk, by K block");
+    out.line("u16* sw2 = ring + STAGES * BN1 * BK;         // [2][O x 64]: W2's part for one chunk");
     out.line("u64* full_a = (u64*)(sw2 + 2 * O * BK);");
     out.line("u64* empty_a = full_a + STAGES;");
     out.line("u64* full_b = empty_a + STAGES;");
     out.line("u64* empty_b = full_b + 2;");
+    out.line("u64* full_x = empty_b + 2;");
     out.line("const int warpgroup = threadIdx.x / 128;");
-    out.line("const int m0 = blockIdx.x * BM;");
+    out.line("const int batch = blockIdx.x / M_BLOCKS;");
+    out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
     out.open("if (threadIdx.x == 0)");
     out.open("for (int s = 0; s < STAGES; ++s)");
     out.line("mbar_init(&full_a[s], 1);");
@@ -154,9 +213,11 @@ class B2BEmitter {
     out.line("mbar_init(&full_b[s], 1);");
     out.line("mbar_init(&empty_b[s], 2);");
     out.close();
+    out.line("mbar_init(full_x, 1);");
     out.line("fence_mbar_init();");
     out.close();
     out.line("__syncthreads();");
+    out.line("(void)batch;");
     out.line();
     producer(out);
     out.line();
@@ -165,37 +226,67 @@ class B2BEmitter {
   }
 
   void producer(CodeStream& out) const {
+    const bool w2_k_major = plan_.second.b_k_major;
     out.open("if (warpgroup == 0)");
-    out.line("// Producer: per chunk of BN1 hidden columns, X and W1 by K blocks, then W2's columns of the chunk.");
+    out.line("// Producer: X's rows once; per chunk of BN1 chained columns, W1's rows by K blocks, then W2's part.");
+    out.line("// Operands are 2-D views [BATCH * rows, columns]: a batch's rows start at batch * rows.");
     out.line("regs_decrease<" + std::to_string(kProducerRegisters) + ">();");
     out.open("if (threadIdx.x == 0)");
     out.line("tma_prefetch_descriptor(&tma_x);");
     out.line("tma_prefetch_descriptor(&tma_w1);");
     out.line("tma_prefetch_descriptor(&tma_w2);");
+    out.line("mbar_expect_tx(full_x, X_BYTES);");
+    out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
+    out.line("tma_load_2d(sx + kb * BM * BK, &tma_x, full_x, kb * BK, batch * M + m0);");
+    out.close();
     out.open("for (int c = 0; c < CHUNKS; ++c)");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = c * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&empty_a[s], ((it / STAGES) & 1) ^ 1);");
-    out.line("mbar_expect_tx(&full_a[s], STAGE_BYTES);");
-    out.line("tma_load_2d(ring + s * (BM + BN1) * BK, &tma_x, &full_a[s], kb * BK, m0);");
-    out.line("tma_load_2d(ring + s * (BM + BN1) * BK + BM * BK, &tma_w1, &full_a[s], kb * BK, c * BN1);");
+    out.line("mbar_expect_tx(&full_a[s], W1_BYTES);");
+    out.line("tma_load_2d(ring + s * BN1 * BK, &tma_w1, &full_a[s], kb * BK, batch * N + c * BN1);");
     out.close();
     out.line("const int b = c & 1;");
     out.line("mbar_wait(&empty_b[b], ((c >> 1) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full_b[b], W2_BYTES);");
-    out.line("tma_load_2d(sw2 + b * O * BK, &tma_w2, &full_b[b], c * BN1, 0);");
+    if (w2_k_major) {
+      out.line("tma_load_2d(sw2 + b * O * BK, &tma_w2, &full_b[b], c * BN1, batch * O);");
+    } else {
+      out.open("for (int d = 0; d < O / 64; ++d)");
+      out.line("tma_load_2d(sw2 + b * O * BK + d * BN1 * 64, &tma_w2, &full_b[b], d * 64, batch * N + c * BN1);");
+      out.close();
+    }
     out.close();
     out.close();
     out.line("return;");
     out.close();
   }
 
+  // Binds a tensor's iteration axes: [batch, row, column] or [row, column] (or [batch, row] / [row] for row
+  // values) to the kernel's indices.
+  void bind_axes(const te::Tensor& t, bool has_column, ExprBindings& bindings) const {
+    const std::size_t rank = t->axes.size();
+    std::size_t next = 0;
+    if (batched_) bindings.vars[t->axes[next++].get()] = "batch";
+    bindings.vars[t->axes[next++].get()] = "grow";
+    if (has_column) bindings.vars[t->axes[next++].get()] = "gcol";
+    COMFUSE_CHECK(next == rank, "back-to-back tensor '" + t.name() + "' has the expected rank");
+  }
+
+  const OnlineStatistic* running_max() const {
+    for (const OnlineStatistic& s : plan_.statistics) {
+      if (s.kind == OnlineStatistic::Kind::kRunningMax) return &s;
+    }
+    return nullptr;
+  }
+
   void consumer(CodeStream& out) const {
-    const auto& first = plan_.first;
-    const auto& second = plan_.second;
-    out.line("// Consumers: each warpgroup owns 64 rows. Per chunk: GEMM1 into acc1, the tiles between on the");
-    out.line("// fragment, packed in registers as GEMM2's A operand, GEMM2 into acc2; acc2 is stored at the end.");
+    const OnlineStatistic* max = running_max();
+    out.line("// Consumers: each warpgroup owns 64 rows. Per chunk: GEMM1 into acc1; the tiles between on the");
+    out.line("// fragment (with the running max and sums of an online softmax where the program reduces over the");
+    out.line("// chained axis), packed in registers as GEMM2's A operand; GEMM2 into acc2, rescaled when the max");
+    out.line("// grows. acc2 takes its final row factor and epilogue at the end and is stored.");
     out.line("regs_increase<" + std::to_string(kConsumerRegisters) + ">();");
     out.line("const int consumer = warpgroup - 1;");
     out.line("const int lane = threadIdx.x & 31;");
@@ -203,45 +294,114 @@ class B2BEmitter {
     out.line("const int a_row0 = consumer * 64;");
     out.line("const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: +0 and +8");
     out.line("float acc2[O / 2];");
+    if (max != nullptr) {
+      out.line("float run_max[2] = {neg_inf(), neg_inf()};  // '" + max->tensor.name() + "' over the chunks so far");
+      out.line("float safe_max[2] = {0.0f, 0.0f};          // the same, 0 while a row has seen only -inf");
+    }
+    for (const OnlineStatistic& s : plan_.statistics) {
+      if (s.kind == OnlineStatistic::Kind::kRunningMax) continue;
+      out.line("float sum_" + s.tensor.name() + "[2] = {0.0f, 0.0f};  // this thread's columns of '" +
+               s.tensor.name() + "'");
+    }
+    out.line("mbar_wait(full_x, 0);");
     out.open("for (int c = 0; c < CHUNKS; ++c)");
+    gemm1(out);
+    tiles_between(out, max);
+    gemm2(out, max != nullptr);
+    out.close();
+    finish(out);
+  }
+
+  void gemm1(CodeStream& out) const {
     out.line("float acc1[BN1 / 2];");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = c * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&full_a[s], (it / STAGES) & 1);");
-    out.line("const u16* sx = ring + s * (BM + BN1) * BK;");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int kk = 0; kk < BK / 16; ++kk)");
-    out.line("const u64 desc_a = smem_descriptor_sw128(sx + a_row0 * BK + kk * 16);");
-    out.line("const u64 desc_b = smem_descriptor_sw128(sx + BM * BK + kk * 16);");
+    out.line("const u64 desc_a = smem_descriptor_sw128(sx + kb * BM * BK + a_row0 * BK + kk * 16);");
+    out.line("const u64 desc_b = smem_descriptor_sw128(ring + s * BN1 * BK + kk * 16);");
     out.line("wgmma_first(acc1, desc_a, desc_b, (kb > 0 || kk > 0) ? 1 : 0);");
     out.close();
     out.line("wgmma_commit();");
     out.line("wgmma_wait<0>();");
     out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_a[s]);");
     out.close();
-    out.line("// The tiles between, element by element; hidden columns past N are zero (act(0) need not be).");
-    out.line("float hval[BN1 / 2];");
+  }
+
+  void element_header(CodeStream& out) const {
     out.line("#pragma unroll");
     out.open("for (int i = 0; i < BN1 / 2; ++i)");
-    out.line("const int grow = m0 + local_row0 + 8 * ((i >> 1) & 1);");
+    out.line("const int h = (i >> 1) & 1;");
+    out.line("const int grow = m0 + local_row0 + 8 * h;");
     out.line("const int gcol = c * BN1 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+    out.line("const bool valid = gcol < N;  // chained columns past N (or past a batch's rows) take no part");
     out.line("(void)grow;");
-    te::Tensor numerator = *plan_.numerator;
+  }
+
+  // The tiles between the GEMMs, in two passes over the fragment when a running max splits them.
+  void tiles_between(CodeStream& out, const OnlineStatistic* max) const {
+    const auto& first = plan_.first;
     ExprBindings bindings;
     bindings.reads[first.tensor.get()] = "acc1[i]";
-    for (const te::Tensor& t : plan_.tiles) {
+    for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
+    if (max != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
+    out.line("// Tiles that need no statistic" + std::string(max ? ", and the block's maximum of '" + max->source.name() + "'." : "."));
+    element_header(out);
+    for (const te::Tensor& t : first_pass_) {
       ExprBindings here = bindings;
-      const std::size_t rank = t->axes.size();
-      here.vars[t->axes[rank - 2].get()] = "grow";
-      here.vars[t->axes[rank - 1].get()] = "gcol";
+      bind_axes(t, true, here);
+      out.line("a_" + t.name() + "[i] = " + emit_expr(t->body, here) + ";");
+      bindings.reads[t.get()] = "a_" + t.name() + "[i]";
+    }
+    if (max != nullptr) {
+      out.line("if (valid) block_max[h] = fmaxf(block_max[h], " + read_of(max->source, bindings) + ");");
+    }
+    out.close();
+    if (max != nullptr) {
+      out.line("// The running max over the chunks; rows whose max grew rescale their sums and acc2 by scale.");
+      out.line("float scale[2];");
+      out.open("for (int h = 0; h < 2; ++h)");
+      out.line("float m = block_max[h];");
+      out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));");
+      out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));");
+      out.line("const float next = fmaxf(run_max[h], m);");
+      out.line("scale[h] = run_max[h] == neg_inf() ? 0.0f : __expf(run_max[h] - next);");
+      out.line("run_max[h] = next;");
+      out.line("safe_max[h] = next == neg_inf() ? 0.0f : next;");
+      for (const OnlineStatistic& s : plan_.statistics) {
+        if (s.kind == OnlineStatistic::Kind::kRescaledSum) out.line("sum_" + s.tensor.name() + "[h] *= scale[h];");
+      }
+      out.close();
+      bindings.reads[max->tensor.get()] = "safe_max[h]";
+    }
+    out.line("// Tiles after the statistics, the sums' parts, and GEMM2's operand (0 past N).");
+    out.line("float hval[BN1 / 2];");
+    element_header(out);
+    for (const te::Tensor& t : second_pass_) {
+      ExprBindings here = bindings;
+      bind_axes(t, true, here);
       out.line("const float v_" + t.name() + " = " + emit_expr(t->body, here) + ";");
       bindings.reads[t.get()] = "v_" + t.name();
     }
-    const std::string value = numerator.same_as(first.tensor) ? "acc1[i]" : "v_" + numerator.name();
-    out.line("hval[i] = gcol < N ? " + value + " : 0.0f;");
+    for (const OnlineStatistic& s : plan_.statistics) {
+      if (s.kind == OnlineStatistic::Kind::kRunningMax) continue;
+      out.line("if (valid) sum_" + s.tensor.name() + "[h] += " + read_of(s.source, bindings) + ";");
+    }
+    out.line("hval[i] = valid ? " + read_of(*plan_.numerator, bindings) + " : 0.0f;");
     out.close();
+  }
+
+  std::string read_of(const te::Tensor& t, const ExprBindings& bindings) const {
+    const auto it = bindings.reads.find(t.get());
+    COMFUSE_CHECK(it != bindings.reads.end(), "tile '" + t.name() + "' is computed before it is read");
+    return it->second;
+  }
+
+  void gemm2(CodeStream& out, bool online) const {
+    const bool k_major = plan_.second.b_k_major;
     out.line("// The accumulator layout of columns 16s..16s+15 is the A fragment of GEMM2's k16 step s.");
     out.line("u32 hfrag[BN1 / 16][4];");
     out.line("#pragma unroll");
@@ -251,36 +411,79 @@ class B2BEmitter {
     out.line("hfrag[s][2] = pack_pair(hval[8 * s + 4], hval[8 * s + 5]);");
     out.line("hfrag[s][3] = pack_pair(hval[8 * s + 6], hval[8 * s + 7]);");
     out.close();
+    if (online) {
+      out.open("if (c > 0)");
+      out.line("#pragma unroll");
+      out.line("for (int i = 0; i < O / 2; ++i) acc2[i] *= scale[(i >> 1) & 1];");
+      out.close();
+    }
     out.line("const int b = c & 1;");
     out.line("mbar_wait(&full_b[b], (c >> 1) & 1);");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int s = 0; s < BN1 / 16; ++s)");
-    out.line("wgmma_second(acc2, hfrag[s], smem_descriptor_sw128(sw2 + b * O * BK + s * 16), (c > 0 || s > 0) ? 1 : 0);");
+    if (k_major) {
+      out.line("const u64 desc_b = smem_descriptor_sw128(sw2 + b * O * BK + s * 16);");
+    } else {
+      out.line("const u64 desc_b = smem_descriptor_mn_sw128(sw2 + b * O * BK + s * 16 * 64);  // rows 16s..16s+15");
+    }
+    out.line("wgmma_second(acc2, hfrag[s], desc_b, (c > 0 || s > 0) ? 1 : 0);");
     out.close();
     out.line("wgmma_commit();");
     out.line("wgmma_wait<0>();");
     out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_b[b]);");
-    out.close();
+  }
+
+  // The statistics' final values, the operand's row factor, GEMM2's epilogue and the store.
+  void finish(CodeStream& out) const {
+    const auto& second = plan_.second;
+    ExprBindings rows;
+    if (plan_.divisor || plan_.multiplier) {
+      out.line("// Sums over the row's quad of lanes, then the row values and the operand's final factor.");
+      out.line("float factor[2];");
+      out.open("for (int h = 0; h < 2; ++h)");
+      out.line("const int grow = m0 + local_row0 + 8 * h;");
+      out.line("(void)grow;");
+      for (const OnlineStatistic& s : plan_.statistics) {
+        if (s.kind == OnlineStatistic::Kind::kRunningMax) {
+          rows.reads[s.tensor.get()] = "safe_max[h]";
+          continue;
+        }
+        const std::string name = "sum_" + s.tensor.name() + "[h]";
+        out.line(name + " += __shfl_xor_sync(0xffffffffu, " + name + ", 1);");
+        out.line(name + " += __shfl_xor_sync(0xffffffffu, " + name + ", 2);");
+        rows.reads[s.tensor.get()] = name;
+      }
+      for (const te::Tensor& t : plan_.row_values) {
+        ExprBindings here = rows;
+        bind_axes(t, false, here);
+        out.line("const float r_" + t.name() + " = " + emit_expr(t->body, here) + ";");
+        rows.reads[t.get()] = "r_" + t.name();
+      }
+      if (plan_.divisor) out.line("factor[h] = 1.0f / " + read_of(*plan_.divisor, rows) + ";");
+      if (plan_.multiplier) out.line("factor[h] = " + read_of(*plan_.multiplier, rows) + ";");
+      out.close();
+    }
     out.line("// GEMM2's epilogue on its accumulator, stored with the row and column tails predicated.");
     out.line("#pragma unroll");
     out.open("for (int i = 0; i < O / 2; ++i)");
-    out.line("const int grow = m0 + local_row0 + 8 * ((i >> 1) & 1);");
+    out.line("const int h = (i >> 1) & 1;");
+    out.line("const int grow = m0 + local_row0 + 8 * h;");
     out.line("const int gcol = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
     out.line("const bool inb = grow < M && gcol < O;");
+    out.line("const float v_" + second.tensor.name() + " = acc2[i]" +
+             (plan_.divisor || plan_.multiplier ? " * factor[h]" : "") + ";");
     ExprBindings after;
-    after.reads[second.tensor.get()] = "acc2[i]";
+    after.reads[second.tensor.get()] = "v_" + second.tensor.name();
     for (const te::Tensor& t : plan_.epilogue) {
       ExprBindings here = after;
-      const std::size_t rank = t->axes.size();
-      here.vars[t->axes[rank - 2].get()] = "grow";
-      here.vars[t->axes[rank - 1].get()] = "gcol";
+      bind_axes(t, true, here);
       out.line("const float v_" + t.name() + " = " + emit_expr(t->body, here) + ";");
       after.reads[t.get()] = "v_" + t.name();
     }
     for (const te::Tensor& output : plan_.program.outputs()) {
-      const std::string v = output.same_as(second.tensor) ? "acc2[i]" : "v_" + output.name();
-      out.line("if (inb) out_" + output.name() + "[(size_t)grow * O + gcol] = " + store_value(output.dtype(), v) + ";");
+      out.line("if (inb) out_" + output.name() + "[((size_t)batch * M + grow) * O + gcol] = " +
+               store_value(output.dtype(), read_of(output, after)) + ";");
     }
     out.close();
   }
@@ -288,6 +491,8 @@ class B2BEmitter {
   const schedule::B2BPlan& plan_;
   const B2BSchedule& s_;
   const std::string& key_;
+  const bool batched_;
+  std::vector<te::Tensor> first_pass_, second_pass_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The fused back-to-back kernel: GEMM1, the tiles between and GEMM2 in one kernel, the intermediate kept in
-// registers and fed to GEMM2 as its A operand (docs/DESIGN.md, "The fused B2B kernel"). First version: MLPs
-// (no reduction over the chained axis), GEMM2 at most 256 columns wide.
+// registers and fed to GEMM2 as its A operand (docs/DESIGN.md, "The fused B2B kernel"). MLPs, and attention
+// with its softmax in the online form the plan derives (running max, rescaled sums and accumulator, the final
+// row factor); one batch axis; GEMM2 at most 256 columns wide.
 #pragma once
 
 #include <string>
@@ -11,15 +12,16 @@
 namespace comfuse::codegen {
 
 struct B2BSchedule {
-  int stages = 4;  // GEMM1 operand stages (X and W1 boxes of 64 K-columns); W2 chunks are double-buffered
+  int stages = 4;  // W1 boxes in flight (X is loaded once per CTA); W2 chunks are double-buffered
   bool operator==(const B2BSchedule&) const = default;
 };
 
-/// Emits the fused kernel of `plan`. Its parameters are TMA descriptors of X (box [128, 64]), W1 ([64, 64])
-/// and W2 ([O, 64]) and the outputs; it runs on FusedKernel like the single-GEMM kernels. Throws
-/// CompileError naming what is not supported yet: batched contractions, online statistics (attention), a
-/// final row factor, operands not laid out [rows, K], O above 256 or not a multiple of 8, K or N not a
-/// multiple of 8, tiles between that read other inputs, or epilogue computes that read anything but GEMM2.
+/// Emits the fused kernel of `plan`. Its parameters are TMA descriptors of X (box [128, 64]), W1 ([64, 64]) and
+/// W2 ([O, 64] when laid out [O, N]; [64, 64] boxes when laid out [N, O], like attention's V), batched operands
+/// through their 2-D views, and the outputs; it runs on FusedKernel like the single-GEMM kernels. Throws
+/// CompileError naming what is not supported: more than one batch axis, W1 not laid out [N, K], O above 256 or
+/// not a multiple of 8 (of 64 for [N, O]), K above 256 or not a multiple of 8, more than one running max,
+/// tiles between that read inputs.
 KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& schedule,
                              const std::string& workload_key);
 

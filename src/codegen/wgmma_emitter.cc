@@ -37,7 +37,7 @@ void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType op
   out.close();
 }
 
-void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType operand) {
+void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType operand, bool b_n_major) {
   const int regs = n / 2;
   const std::string type = type_of(operand);
   const std::string a = "{%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" +
@@ -49,7 +49,8 @@ void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType op
   out.line("asm volatile(");
   out.line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) + ", 0;\\n\"");
   out.line("    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" +
-           accumulator_list(regs) + "}, " + a + ", %" + std::to_string(regs + 4) + ", p, 1, 1, 0;\\n}\\n\"");
+           accumulator_list(regs) + "}, " + a + ", %" + std::to_string(regs + 4) + ", p, 1, 1, " +
+           (b_n_major ? "1" : "0") + ";\\n}\\n\"");
   out.line("    : " + accumulator_operands(regs));
   out.line("    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc_b), \"r\"(scale_d));");
   out.close();

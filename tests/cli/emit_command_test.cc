@@ -63,6 +63,27 @@ TEST(EmitCommand, UnfusableWorkloadIsExitCode2) {
   EXPECT_NE(err.str().find("back-to-back"), std::string::npos) << err.str();
 }
 
+TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
+  const fs::path dir = fs::temp_directory_path() / ("comfuse_emit_b2b_" + std::to_string(::getpid()));
+  std::ostringstream out, err;
+  ASSERT_EQ(run_emit({"attention", "--shape", "BH=2,L=100,D=64,CAUSAL=1", "--fused-b2b", "--stages", "3", "-o",
+                      dir.string()},
+                     out, err),
+            0)
+      << err.str();
+  EXPECT_NE(out.str().find("fused back-to-back kernel, stages=3"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("0 bytes spilled"), std::string::npos) << out.str();
+  fs::remove_all(dir);
+  // What the fused kernel does not take is the usual exit code 2 with the reason.
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_emit({"mlp_relu", "--shape", "M=64,K=64,N=64,O=1024", "--fused-b2b", "-o", dir.string()}, out2, err2),
+            2);
+  EXPECT_NE(err2.str().find("GEMM2 has O=1024 columns"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--stages", "three", "-o", dir.string()}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("--stages takes an integer, not 'three'"), std::string::npos) << err3.str();
+}
+
 TEST(EmitCommand, UnknownTargetIsRefused) {
   std::ostringstream out, err;
   EXPECT_EQ(run_emit({"gemm", "--target", "sm_80", "-o", "/tmp/x"}, out, err), 2);

@@ -38,6 +38,37 @@ TEST(B2BEmitter, MlpsCompileWithoutSpills) {
   }
 }
 
+void expect_compiles_without_spills(const KernelSource& source, const std::string& what) {
+  runtime::CompileOptions options;
+  options.program_name = source.name + ".cu";
+  const runtime::CompiledProgram compiled = runtime::compile(source.source, options);
+  const runtime::ResourceUsage& usage = compiled.kernels.at(source.name);
+  EXPECT_EQ(usage.spill_store_bytes, 0) << what << "\n" << compiled.log;
+  EXPECT_EQ(usage.spill_load_bytes, 0) << what;
+}
+
+TEST(B2BEmitter, AttentionWithTheOnlineSoftmaxCompilesWithoutSpills) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"attention", {{"BH", 3}, {"L", 100}, {"D", 64}, {"CAUSAL", 1}}},
+           {"attention", {{"BH", 64}, {"L", 2048}, {"D", 128}, {"CAUSAL", 0}}},
+           {"target_attention", {{"BH", 1024}, {"LQ", 32}, {"LK", 1024}, {"D", 64}}}}) {
+    const KernelSource source = emit(workload, shape);
+    const std::int64_t batch = shape.at("BH");
+    const std::int64_t rows = shape.count("LQ") ? shape.at("LQ") : shape.at("L");
+    EXPECT_EQ(source.launch.grid_x, batch * ((rows + 127) / 128));
+    // V is read N-major, in boxes of 64 of its rows.
+    EXPECT_EQ(source.params[2].box_rows, 64);
+    EXPECT_NE(source.source.find("smem_descriptor_mn_sw128(sw2 + b * O * BK + s * 16 * 64)"), std::string::npos);
+    EXPECT_NE(source.source.find(", p, 1, 1, 1;"), std::string::npos);  // wgmma with B transposed
+    // The running max rescales the sum and the accumulator; the sum divides at the end.
+    EXPECT_NE(source.source.find("sum_P_sum[h] *= scale[h];"), std::string::npos);
+    EXPECT_NE(source.source.find("acc2[i] *= scale[(i >> 1) & 1];"), std::string::npos);
+    EXPECT_NE(source.source.find("factor[h] = 1.0f / sum_P_sum[h];"), std::string::npos);
+    EXPECT_LE(source.launch.shared_bytes, 227 * 1024);
+    expect_compiles_without_spills(source, workload);
+  }
+}
+
 TEST(B2BEmitter, SameInputsSameSource) {
   const te::Shape shape = {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}};
   EXPECT_EQ(emit("mlp_gelu", shape).source, emit("mlp_gelu", shape).source);
@@ -48,8 +79,11 @@ TEST(B2BEmitter, RefusesWhatItDoesNotGenerateYet) {
   EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}}); }),
             "fused back-to-back kernel: GEMM2 has O=1024 columns: one warpgroup's accumulator holds a multiple of 8 "
             "up to 256");
-  EXPECT_EQ(te::error_of([] { emit("attention", {{"BH", 2}, {"L", 64}, {"D", 64}}); }),
-            "fused back-to-back kernel: batched contractions ('S') are not supported yet");
+  EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 1024}, {"N", 64}, {"O", 64}}); }),
+            "fused back-to-back kernel: K=1024 is above 256: the kernel keeps X's [128, K] tile in shared memory");
+  EXPECT_EQ(te::error_of([] { emit("attention", {{"BH", 2}, {"L", 64}, {"D", 72}, {"CAUSAL", 0}}); }),
+            "fused back-to-back kernel: 'V' is [K, O] with O=72: it is read in boxes of 64 columns, so O must be a "
+            "multiple of 64");
   EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 64}}, 9); }),
             "fused back-to-back kernel: stages=9 is outside [2, 6]");
 }

@@ -14,7 +14,7 @@ namespace {
 
 class B2BKernelGpuTest : public gpu_test::GpuTest {};
 
-TEST_F(B2BKernelGpuTest, MlpsMatchTheReference) {
+TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
   struct Case {
     std::string workload;
     te::Shape shape;
@@ -25,6 +25,11 @@ TEST_F(B2BKernelGpuTest, MlpsMatchTheReference) {
       {"mlp_gelu", {{"M", 77}, {"K", 136}, {"N", 72}, {"O", 40}}, 2},
       {"mlp_gelu", {{"M", 1024}, {"K", 128}, {"N", 512}, {"O", 128}}, 4},
       {"mlp_relu", {{"M", 256}, {"K", 256}, {"N", 320}, {"O", 256}}, 3},
+      // Online softmax: tails in L (the chained axis and the rows), batches, the causal mask, D = 64 and 128.
+      {"attention", {{"BH", 3}, {"L", 100}, {"D", 64}, {"CAUSAL", 1}}, 4},
+      {"attention", {{"BH", 2}, {"L", 200}, {"D", 128}, {"CAUSAL", 0}}, 3},
+      {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}, 2},
+      {"target_attention", {{"BH", 5}, {"LQ", 32}, {"LK", 300}, {"D", 64}}, 4},
   };
   std::uint64_t seed = 20261202;
   for (const Case& c : cases) {
