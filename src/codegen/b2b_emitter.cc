@@ -34,10 +34,6 @@ std::string store_value(te::DType dtype, const std::string& value) {
   return value;
 }
 
-std::string element_type(te::DType dtype) {
-  return dtype == te::DType::f32 ? "float" : "u16";
-}
-
 void check_supported(const schedule::B2BPlan& plan) {
   auto refuse = [](const std::string& why) { throw CompileError("fused back-to-back kernel: " + why); };
   const auto& first = plan.first;
@@ -187,7 +183,7 @@ class B2BEmitter {
     std::string params = "const __grid_constant__ TmaDescriptor tma_x, const __grid_constant__ TmaDescriptor "
                          "tma_w1, const __grid_constant__ TmaDescriptor tma_w2";
     for (const te::Tensor& output : plan_.program.outputs()) {
-      params += ",\n    " + element_type(output.dtype()) + "* __restrict__ out_" + output.name();
+      params += ",\n    " + memory_element_type(output.dtype()) + "* __restrict__ out_" + output.name();
     }
     out.line("extern \"C\" __global__ void __launch_bounds__(384, 1)");
     out.open(result.name + "(" + params + ")");

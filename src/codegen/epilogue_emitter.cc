@@ -60,19 +60,6 @@ std::string store_value(te::DType dtype, const std::string& value) {
   return value;
 }
 
-// The C type of one element of an output or stash array.
-std::string array_element_type(te::DType dtype) {
-  switch (dtype) {
-    case te::DType::bf16:
-    case te::DType::f16:
-      return "u16";
-    case te::DType::i32:
-      return "int";
-    default:
-      return "float";
-  }
-}
-
 std::string slot_name(int stage, int index) {
   return "red" + std::to_string(stage) + "_" + std::to_string(index);
 }
@@ -278,7 +265,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   const auto& tensors = plan_.program.tensors();
   const std::vector<Store> stores = stores_of_stage(stage);
   if (stores_in_pairs()) {
-    for (const Store& st : stores) out.line(array_element_type(st.dtype) + " " + st.pending + " = 0;");
+    for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < BN / 2; ++i)");

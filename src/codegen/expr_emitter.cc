@@ -166,4 +166,19 @@ std::string emit_expr(const te::Expr& e, const ExprBindings& bindings) {
   return Emitter(bindings).emit(e);
 }
 
+std::string memory_element_type(te::DType dtype) {
+  switch (dtype) {
+    case te::DType::bf16:
+    case te::DType::f16:
+      return "u16";
+    case te::DType::f32:
+      return "float";
+    case te::DType::i32:
+      return "int";
+    case te::DType::boolean:
+      break;
+  }
+  throw InternalError("no memory element type for dtype bool");
+}
+
 }  // namespace comfuse::codegen

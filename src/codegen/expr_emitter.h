@@ -27,4 +27,8 @@ std::string emit_expr(const te::Expr& e, const ExprBindings& bindings);
 /// A float literal that reads back as exactly `value` (f32), including infinities and NaN.
 std::string float_literal(double value);
 
+/// The C type of one element of a tensor in global or shared memory: u16 for bf16/f16 (raw bits), float,
+/// int. Throws InternalError for bool, which no kernel parameter has.
+std::string memory_element_type(te::DType dtype);
+
 }  // namespace comfuse::codegen

@@ -5,6 +5,7 @@
 #include "codegen/code_stream.h"
 #include "codegen/device_prelude.h"
 #include "codegen/epilogue_emitter.h"
+#include "codegen/expr_emitter.h"
 #include "codegen/kernel_source.h"
 #include "codegen/wgmma_emitter.h"
 #include "support/error.h"
@@ -23,21 +24,6 @@ constexpr int kConsumerRegisters = 232;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
-}
-
-std::string element_type(te::DType dtype) {
-  switch (dtype) {
-    case te::DType::bf16:
-    case te::DType::f16:
-      return "u16";
-    case te::DType::f32:
-      return "float";
-    case te::DType::i32:
-      return "int";
-    case te::DType::boolean:
-      break;
-  }
-  throw InternalError("no kernel parameter type for dtype bool");
 }
 
 class KernelEmitter {
@@ -254,10 +240,10 @@ class KernelEmitter {
         case KernelParam::Kind::kTmaB:
           break;
         case KernelParam::Kind::kInput:
-          params += ",\n    const " + element_type(p.tensor.dtype()) + "* __restrict__ in_" + p.tensor.name();
+          params += ",\n    const " + memory_element_type(p.tensor.dtype()) + "* __restrict__ in_" + p.tensor.name();
           break;
         case KernelParam::Kind::kOutput:
-          params += ",\n    " + element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
+          params += ",\n    " + memory_element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
           break;
         case KernelParam::Kind::kStash:
           params += ",\n    float* __restrict__ stash";
