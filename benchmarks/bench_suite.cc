@@ -9,8 +9,9 @@
 // Back-to-back programs (MLPs) that the fused kernel does not cover yet run as two kernels, GEMM1 with the
 // tiles between and GEMM2 with its epilogue; each is checked against the reference of its part, GEMM2's with
 // GEMM1's GPU output as its input. --variant ping_pong runs reduction plans with ping-pong consumer
-// warpgroups where legal (benchmarks/NOTES.md's ping-pong entry). --b2b-fused also runs the fused back-to-back
-// kernel of the two-kernel rows, checks it on the first rows against the reference and reports both times
+// warpgroups where legal (benchmarks/NOTES.md's ping-pong entry). --b2b-fused also runs the fused
+// back-to-back kernel of the two-kernel rows, checks it on the first rows against the reference and reports
+// both times
 // ("unfused_us", "b2b_fused_us"); "ours_us" is the faster correct one, and "plan" says which.
 #include <algorithm>
 #include <cstdio>
@@ -49,9 +50,9 @@ struct Measured {
 };
 
 // Runs a row's kernels on fresh inputs (outputs poisoned), checks each part, then times them back to back.
-Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& context, const runtime::Stream& stream,
-                     runtime::KernelTimer& timer, const runtime::CublasGemm& cublas,
-                     const runtime::TimingOptions& timing) {
+Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& context,
+                     const runtime::Stream& stream, runtime::KernelTimer& timer,
+                     const runtime::CublasGemm& cublas, const runtime::TimingOptions& timing) {
   std::map<std::string, te::HostBuffer> host;  // by tensor name: inputs, then each part's outputs
   const te::Program whole = te::build_workload(row.entry.workload, row.entry.shape);
   for (std::size_t i = 0; i < whole.inputs().size(); ++i) {
@@ -67,7 +68,8 @@ Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& conte
     std::vector<const void*> data;
     for (const te::Tensor& t : part.program.inputs()) inputs.push_back(host.at(t.name()));
     for (const te::HostBuffer& b : inputs) data.push_back(b.data());
-    kernels.push_back(std::make_unique<codegen::FusedKernel>(context, part.program, part.source, std::move(part.compiled)));
+    kernels.push_back(
+        std::make_unique<codegen::FusedKernel>(context, part.program, part.source, std::move(part.compiled)));
     bindings.push_back(kernels.back()->bind(data));
     for (auto& out : bindings.back().outputs) out.fill_bytes(0xFF);
     kernels.back()->launch(bindings.back(), stream.get());
@@ -79,7 +81,8 @@ Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& conte
       bindings.back().outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
       host.insert_or_assign(t.name(), gpu.back());
     }
-    const codegen::ReferenceCheck check = codegen::check_against_reference(part.plan, inputs, gpu, part.rebuild);
+    const codegen::ReferenceCheck check =
+        codegen::check_against_reference(part.plan, inputs, gpu, part.rebuild);
     measured.check.ok = measured.check.ok && check.ok;
     measured.check.max_rel_error = std::max(measured.check.max_rel_error, check.max_rel_error);
     measured.check.detail += check.detail;
@@ -168,7 +171,8 @@ std::vector<std::string> split_list(const std::string& text) {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log FILE] "
+    std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] "
+                 "[--log FILE] "
                  "[--b2b-fused]\n";
     return 2;
   }
@@ -185,11 +189,16 @@ int run(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw CompileError(flag + " needs a value");
     const std::string value = argv[++i];
-    if (flag == "--repeats") repeats = std::stoi(value);
-    else if (flag == "--only") only = split_list(value);
-    else if (flag == "--variant") variant = value;
-    else if (flag == "--log") log_path = value;
-    else throw CompileError("unknown flag " + flag);
+    if (flag == "--repeats")
+      repeats = std::stoi(value);
+    else if (flag == "--only")
+      only = split_list(value);
+    else if (flag == "--variant")
+      variant = value;
+    else if (flag == "--log")
+      log_path = value;
+    else
+      throw CompileError("unknown flag " + flag);
   }
   const runtime::DeviceFingerprint fingerprint = runtime::read_fingerprint(0);
   std::vector<search::TuningRecord> tuned;
@@ -212,8 +221,8 @@ int run(int argc, char** argv) {
   runtime::TimingOptions timing;
   timing.repeats = repeats;
   nlohmann::json workloads = nlohmann::json::array();
-  std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm", "residual",
-              "TFLOP/s", "rel_err");
+  std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm",
+              "residual", "TFLOP/s", "rel_err");
   for (std::size_t index = 0; index < rows.size(); ++index) {
     Row& row = rows[index];
     nlohmann::json record = {{"name", row.name}, {"workload", row.entry.workload}, {"flops", row.flops}};
@@ -239,8 +248,10 @@ int run(int argc, char** argv) {
     }
     if (!row.unsupported.empty() || !row.compile_error.empty()) {
       record["ours_us"] = nullptr;
-      record["unsupported"] = row.unsupported.empty() ? "compile error: " + row.compile_error : row.unsupported;
-      std::printf("%-40s unsupported: %s\n", row.name.c_str(), record["unsupported"].get<std::string>().substr(0, 90).c_str());
+      record["unsupported"] =
+          row.unsupported.empty() ? "compile error: " + row.compile_error : row.unsupported;
+      std::printf("%-40s unsupported: %s\n", row.name.c_str(),
+                  record["unsupported"].get<std::string>().substr(0, 90).c_str());
       workloads.push_back(record);
       continue;
     }

@@ -39,13 +39,15 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
 std::int64_t fused_flops(const schedule::B2BPlan& plan) {
   std::int64_t batch = 1;
   for (std::int64_t b : plan.first.batch) batch *= b;
-  return 2 * batch * (plan.first.m * plan.first.n * plan.first.k + plan.second.m * plan.second.n * plan.second.k);
+  return 2 * batch *
+         (plan.first.m * plan.first.n * plan.first.k + plan.second.m * plan.second.n * plan.second.k);
 }
 
 }  // namespace
 
-Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
-                const runtime::DeviceFingerprint& target, bool b2b_fused) {
+Row prepare_row(const SuiteEntry& entry, const std::string& variant,
+                const std::vector<search::TuningRecord>& tuned, const runtime::DeviceFingerprint& target,
+                bool b2b_fused) {
   Row row;
   row.entry = entry;
   row.name = te::instance_name(te::workload_info(entry.workload), entry.shape);
@@ -89,8 +91,8 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::
       row.fused_b2b.emplace(te::build_workload(entry.workload, entry.shape));
       try {
         const te::Program& whole = row.fused_b2b->program;
-        row.fused_b2b->source =
-            codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{}, te::workload_key(whole));
+        row.fused_b2b->source = codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{},
+                                                         te::workload_key(whole));
       } catch (const CompileError& error) {
         row.fused_b2b->unsupported = error.what();
       }
@@ -132,7 +134,8 @@ void compile_rows(std::vector<Row>& rows) {
     }
   };
   std::vector<std::thread> workers;
-  for (unsigned w = 0; w < std::max(2u, std::thread::hardware_concurrency()); ++w) workers.emplace_back(compile_next);
+  for (unsigned w = 0; w < std::max(2u, std::thread::hardware_concurrency()); ++w)
+    workers.emplace_back(compile_next);
   for (std::thread& t : workers) t.join();
   for (Row& row : rows) {
     for (const Part& part : row.parts) {

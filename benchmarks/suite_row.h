@@ -52,8 +52,9 @@ struct Row {
 /// Plans and schedules `entry`. `variant` "ping_pong" forces ping-pong warp roles on reduction plans where
 /// legal (and ignores the log); `tuned` are the records of the tuning log (empty: none). With `b2b_fused`,
 /// rows that run as two kernels also get the fused back-to-back kernel (default B2BSchedule).
-Row prepare_row(const SuiteEntry& entry, const std::string& variant, const std::vector<search::TuningRecord>& tuned,
-                const runtime::DeviceFingerprint& target, bool b2b_fused = false);
+Row prepare_row(const SuiteEntry& entry, const std::string& variant,
+                const std::vector<search::TuningRecord>& tuned, const runtime::DeviceFingerprint& target,
+                bool b2b_fused = false);
 
 /// Compiles every part of every supported row with NVRTC on all cores; failures go to Row::compile_error.
 void compile_rows(std::vector<Row>& rows);

@@ -63,15 +63,17 @@ struct Kernel {
 
 std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
   const std::string name = te::instance_name(te::workload_info(entry.workload), entry.shape);
-  const std::vector<te::Program> programs = schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
+  const std::vector<te::Program> programs =
+      schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
   std::vector<Kernel> kernels;
   for (std::size_t index = 0; index < programs.size(); ++index) {
-    kernels.push_back({programs.size() == 1 ? name : name + "/part" + std::to_string(index + 1), programs[index],
-                       [entry, index](std::int64_t rows) {
-                         te::Shape shape = entry.shape;
-                         shape["M"] = rows;
-                         return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(index);
-                       }});
+    kernels.push_back(
+        {programs.size() == 1 ? name : name + "/part" + std::to_string(index + 1), programs[index],
+         [entry, index](std::int64_t rows) {
+           te::Shape shape = entry.shape;
+           shape["M"] = rows;
+           return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(index);
+         }});
   }
   return kernels;
 }
@@ -88,7 +90,8 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const std::optional<double> gemm = measurer->gemm_alone_us(50);
   double default_us = 0;
-  const schedule::Schedule fallback = search::canonical(workload.plan, schedule::default_schedule(workload.plan));
+  const schedule::Schedule fallback =
+      search::canonical(workload.plan, schedule::default_schedule(workload.plan));
   for (const search::TuningRecord& r : result.records) {
     if (r.schedule == fallback && r.median_us) default_us = *r.median_us;
   }
@@ -111,12 +114,13 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
 }
 
 void print_row(const nlohmann::json& s) {
-  std::printf("%-44s %6.1fs %5d/%-4d fail %-3d  best %9.1f us  default %9s  gemm %8s\n",
-              s["name"].get<std::string>().c_str(), s["wall_seconds"].get<double>(), s["measured"].get<int>(),
-              s["space"].get<int>(), s["failed"].get<int>(), s["winner_us"].get<double>(),
-              s["default_us"].is_null() ? "-" : std::to_string(s["default_us"].get<double>()).substr(0, 8).c_str(),
-              s["cublas_gemm_us"].is_null() ? "-"
-                                            : std::to_string(s["cublas_gemm_us"].get<double>()).substr(0, 7).c_str());
+  std::printf(
+      "%-44s %6.1fs %5d/%-4d fail %-3d  best %9.1f us  default %9s  gemm %8s\n",
+      s["name"].get<std::string>().c_str(), s["wall_seconds"].get<double>(), s["measured"].get<int>(),
+      s["space"].get<int>(), s["failed"].get<int>(), s["winner_us"].get<double>(),
+      s["default_us"].is_null() ? "-" : std::to_string(s["default_us"].get<double>()).substr(0, 8).c_str(),
+      s["cublas_gemm_us"].is_null() ? "-"
+                                    : std::to_string(s["cublas_gemm_us"].get<double>()).substr(0, 7).c_str());
   std::fflush(stdout);
 }
 
@@ -125,7 +129,8 @@ Kernel find_kernel(const std::string& name) {
   for (const SuiteEntry& e : suite()) {
     if (te::instance_name(te::workload_info(e.workload), e.shape) != name) continue;
     const std::vector<Kernel> kernels = kernels_of(e);
-    if (kernels.size() != 1) throw CompileError("suite row '" + name + "' runs as " + std::to_string(kernels.size()) + " kernels");
+    if (kernels.size() != 1)
+      throw CompileError("suite row '" + name + "' runs as " + std::to_string(kernels.size()) + " kernels");
     return kernels[0];
   }
   throw CompileError("no suite row named '" + name + "'");
@@ -147,8 +152,8 @@ int run(const Args& args) {
       try {
         kernels = kernels_of(entry);
       } catch (const CompileError& error) {
-        std::printf("%-44s unsupported: %.80s\n", te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(),
-                    error.what());
+        std::printf("%-44s unsupported: %.80s\n",
+                    te::instance_name(te::workload_info(entry.workload), entry.shape).c_str(), error.what());
         continue;
       }
       for (const Kernel& kernel : kernels) {
@@ -172,12 +177,15 @@ int run(const Args& args) {
     const Outcome all = tune_kernel(find_kernel(name), exhaustive);
     const Outcome budget = tune_kernel(find_kernel(name), searched);
     const double gap = budget.summary["winner_us"].get<double>() / all.summary["winner_us"].get<double>() - 1;
-    std::printf("sweep %-38s exhaustive %9.1f us (%d measured, %.0fs)  tuner %9.1f us (%d measured, %.0fs)  gap %+.2f%%\n",
-                name.c_str(), all.summary["winner_us"].get<double>(), all.summary["measured"].get<int>(),
-                all.summary["wall_seconds"].get<double>(), budget.summary["winner_us"].get<double>(),
-                budget.summary["measured"].get<int>(), budget.summary["wall_seconds"].get<double>(), 100 * gap);
+    std::printf(
+        "sweep %-38s exhaustive %9.1f us (%d measured, %.0fs)  tuner %9.1f us (%d measured, %.0fs)  gap "
+        "%+.2f%%\n",
+        name.c_str(), all.summary["winner_us"].get<double>(), all.summary["measured"].get<int>(),
+        all.summary["wall_seconds"].get<double>(), budget.summary["winner_us"].get<double>(),
+        budget.summary["measured"].get<int>(), budget.summary["wall_seconds"].get<double>(), 100 * gap);
     std::fflush(stdout);
-    report["sweeps"].push_back({{"name", name}, {"exhaustive", all.summary}, {"tuner", budget.summary}, {"gap", gap}});
+    report["sweeps"].push_back(
+        {{"name", name}, {"exhaustive", all.summary}, {"tuner", budget.summary}, {"gap", gap}});
   }
   if (!args.repeat.empty()) {
     search::TuneOptions again = options;
@@ -189,7 +197,8 @@ int run(const Args& args) {
                 schedule::to_string(first.result.winner.schedule).c_str(), *first.result.winner.median_us,
                 schedule::to_string(second.result.winner.schedule).c_str(), *second.result.winner.median_us,
                 same ? "SAME WINNER" : "DIFFERENT WINNERS");
-    report["repeat"] = {{"name", args.repeat}, {"first", first.summary}, {"second", second.summary}, {"same", same}};
+    report["repeat"] = {
+        {"name", args.repeat}, {"first", first.summary}, {"second", second.summary}, {"same", same}};
   }
   if (!args.faults.empty()) {
     search::TuneOptions faulty = options;
@@ -197,12 +206,13 @@ int run(const Args& args) {
     faulty.seconds = 0;
     faulty.log_path = args.out_dir + "/faults.jsonl";
     using search::Fault;
-    faulty.faults = {{3, Fault::kOutOfBoundsWrite}, {9, Fault::kTrap},  {15, Fault::kHang},
+    faulty.faults = {{3, Fault::kOutOfBoundsWrite},  {9, Fault::kTrap},  {15, Fault::kHang},
                      {21, Fault::kOutOfBoundsWrite}, {30, Fault::kTrap}, {41, Fault::kHang}};
     const Outcome outcome = tune_kernel(find_kernel(args.faults), faulty, 10);
-    std::printf("faults %-37s measured %d, statuses %s, workers started %d, winner %.1f us\n", args.faults.c_str(),
-                outcome.summary["measured"].get<int>(), outcome.summary["statuses"].dump().c_str(),
-                outcome.summary["workers_started"].get<int>(), outcome.summary["winner_us"].get<double>());
+    std::printf("faults %-37s measured %d, statuses %s, workers started %d, winner %.1f us\n",
+                args.faults.c_str(), outcome.summary["measured"].get<int>(),
+                outcome.summary["statuses"].dump().c_str(), outcome.summary["workers_started"].get<int>(),
+                outcome.summary["winner_us"].get<double>());
     report["faults"] = outcome.summary;
   }
   std::ofstream(args.out_dir + "/tune_summary.json") << report.dump(1) << "\n";
@@ -216,8 +226,9 @@ int main(int argc, char** argv) {
   using comfuse::bench::split;
   comfuse::bench::Args args;
   if (argc < 2) {
-    std::cerr << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
-                 "[--repeat NAME] [--faults NAME] [--skip-suite]\n";
+    std::cerr
+        << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
+           "[--repeat NAME] [--faults NAME] [--skip-suite]\n";
     return 2;
   }
   args.out_dir = argv[1];
@@ -233,12 +244,18 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string value = argv[++i];
-    if (flag == "--trials") args.trials = std::stoi(value);
-    else if (flag == "--seconds") args.seconds = std::stod(value);
-    else if (flag == "--only") args.only = split(value);
-    else if (flag == "--sweep") args.sweep = split(value);
-    else if (flag == "--repeat") args.repeat = value;
-    else if (flag == "--faults") args.faults = value;
+    if (flag == "--trials")
+      args.trials = std::stoi(value);
+    else if (flag == "--seconds")
+      args.seconds = std::stod(value);
+    else if (flag == "--only")
+      args.only = split(value);
+    else if (flag == "--sweep")
+      args.sweep = split(value);
+    else if (flag == "--repeat")
+      args.repeat = value;
+    else if (flag == "--faults")
+      args.faults = value;
     else {
       std::cerr << "tune_suite: unknown flag " << flag << "\n";
       return 2;

@@ -17,8 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
-    "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--stages N] -o DIR   (back-to-back workloads: the\n"
-    "       fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
+    "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--stages N] [--overlap] -o DIR   (back-to-back\n"
+    "       workloads: the fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -32,8 +32,8 @@ std::string read_file(const std::string& path) {
 void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files, std::ostream& out) {
   out << "launch grid " << kernel.launch.grid_x
       << (kernel.launch.persistent ? " tiles (persistent: one CTA per SM at most)" : "") << " block "
-      << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes
-      << " bytes\n";
+      << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared "
+      << kernel.launch.shared_bytes << " bytes\n";
   for (const auto& [name, usage] : files.compiled.kernels) {
     out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
         << " bytes spilled\n";
@@ -56,6 +56,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       schedule_file = args[++i];
     } else if (arg == "--fused-b2b") {
       fused_b2b = true;
+    } else if (arg == "--overlap") {
+      b2b.overlap = true;
     } else if (arg == "--stages" && has_value) {
       try {
         b2b.stages = std::stoi(args[++i]);
@@ -84,7 +86,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return 2;
   }
   if (fused_b2b && !schedule_file.empty()) {
-    err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes --stages\n";
+    err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
+           "--stages\n";
     return 2;
   }
   try {
@@ -95,7 +98,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
           codegen::emit_b2b_kernel(schedule::plan_b2b(program), b2b, te::workload_key(program));
       const KernelFiles files = write_kernel_files(kernel, directory, target);
       out << "workload " << workload << " key " << te::workload_key(program) << "\n";
-      out << "fused back-to-back kernel, stages=" << b2b.stages << "\n";
+      out << "fused back-to-back kernel, stages=" << b2b.stages << (b2b.overlap ? ", overlapped" : "")
+          << "\n";
       print_kernel(kernel, files, out);
       return 0;
     }

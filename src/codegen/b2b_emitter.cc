@@ -14,13 +14,15 @@ namespace {
 
 using schedule::OnlineStatistic;
 
-constexpr int kBm = 128;      // two consumer warpgroups of 64 rows
-constexpr int kBn1 = 64;      // chained columns per chunk: one 128-byte swizzled box of W2
-constexpr int kMaxK = 256;    // X's tile stays in shared memory for the whole row block
+constexpr int kBm = 128;    // two consumer warpgroups of 64 rows
+constexpr int kBn1 = 64;    // chained columns per chunk: one 128-byte swizzled box of W2
+constexpr int kMaxK = 256;  // X's tile stays in shared memory for the whole row block
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 std::int64_t product(const std::vector<std::int64_t>& extents) {
   std::int64_t p = 1;
@@ -39,7 +41,8 @@ void check_supported(const schedule::B2BPlan& plan) {
   const auto& first = plan.first;
   const auto& second = plan.second;
   if (first.batch.size() > 1) {
-    refuse("'" + first.tensor.name() + "' has " + std::to_string(first.batch.size()) + " batch axes: one at most");
+    refuse("'" + first.tensor.name() + "' has " + std::to_string(first.batch.size()) +
+           " batch axes: one at most");
   }
   if (first.batch != second.batch) refuse("the two contractions have different batch axes");
   if (!first.b_k_major) refuse("'" + first.b.name() + "' must be laid out [rows, K]");
@@ -51,7 +54,8 @@ void check_supported(const schedule::B2BPlan& plan) {
     refuse("'" + second.b.name() + "' is [K, O] with O=" + std::to_string(second.n) +
            ": it is read in boxes of 64 columns, so O must be a multiple of 64");
   }
-  if (first.k % 8 != 0) refuse("K=" + std::to_string(first.k) + " must be a multiple of 8 (16-byte TMA rows)");
+  if (first.k % 8 != 0)
+    refuse("K=" + std::to_string(first.k) + " must be a multiple of 8 (16-byte TMA rows)");
   if (second.b_k_major && first.n % 8 != 0) {
     refuse("N=" + std::to_string(first.n) + " must be a multiple of 8: '" + second.b.name() +
            "' is [O, N], read in 16-byte rows");
@@ -62,8 +66,9 @@ void check_supported(const schedule::B2BPlan& plan) {
   }
   const te::DType type = first.a.dtype();
   for (const te::Tensor& operand : {first.b, second.b}) {
-    if (operand.dtype() != type) refuse("operands mix " + std::string(te::dtype_name(type)) + " and " +
-                                        std::string(te::dtype_name(operand.dtype())));
+    if (operand.dtype() != type)
+      refuse("operands mix " + std::string(te::dtype_name(type)) + " and " +
+             std::string(te::dtype_name(operand.dtype())));
   }
   if (plan.rounded_to != type) {
     refuse("GEMM2's operand is rounded to " + std::string(te::dtype_name(plan.rounded_to)) + ", not to the " +
@@ -71,12 +76,14 @@ void check_supported(const schedule::B2BPlan& plan) {
   }
   for (const te::Tensor& t : plan.tiles) {
     for (const te::Tensor& read : te::Program::reads_of(t)) {
-      if (read.is_placeholder()) refuse("tile '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
+      if (read.is_placeholder())
+        refuse("tile '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
     }
   }
   if (plan.online()) {
     int maxima = 0;
-    for (const OnlineStatistic& s : plan.statistics) maxima += s.kind == OnlineStatistic::Kind::kRunningMax ? 1 : 0;
+    for (const OnlineStatistic& s : plan.statistics)
+      maxima += s.kind == OnlineStatistic::Kind::kRunningMax ? 1 : 0;
     if (maxima != 1) refuse(std::to_string(maxima) + " running maxima: the kernel keeps one");
   }
 }
@@ -99,7 +106,8 @@ class B2BEmitter {
     for (const te::Tensor& t : plan_.tiles) {
       if (needed.count(t.get()) == 0) continue;
       bool reads_late = false;
-      for (const te::Tensor& read : te::Program::reads_of(t)) reads_late = reads_late || late.count(read.get()) > 0;
+      for (const te::Tensor& read : te::Program::reads_of(t))
+        reads_late = reads_late || late.count(read.get()) > 0;
       (reads_late ? second_pass_ : first_pass_).push_back(t);
       if (reads_late) late.insert(t.get());
     }
@@ -112,7 +120,8 @@ class B2BEmitter {
     result.name = "comfuse_b2b_" + second.tensor.name() + "_" + key_.substr(key_.find(':') + 1, 12);
     result.params.push_back({KernelParam::Kind::kTmaA, first.a, kBm});
     result.params.push_back({KernelParam::Kind::kTmaB, first.b, kBn1});
-    result.params.push_back({KernelParam::Kind::kTmaB, second.b, second.b_k_major ? static_cast<int>(second.n) : kBn1});
+    result.params.push_back(
+        {KernelParam::Kind::kTmaB, second.b, second.b_k_major ? static_cast<int>(second.n) : kBn1});
     for (const te::Tensor& output : plan_.program.outputs()) {
       result.params.push_back({KernelParam::Kind::kOutput, output, 0});
     }
@@ -124,20 +133,22 @@ class B2BEmitter {
     CodeStream out;
     out.line("// Generated by comfuse. Do not edit: regenerate from the workload and the schedule.");
     out.line("// workload: " + key_);
-    out.line("// fused back-to-back kernel, stages=" + std::to_string(s_.stages));
+    out.line("// fused back-to-back kernel, stages=" + std::to_string(s_.stages) +
+             (s_.overlap ? ", GEMMs overlapped with the tiles between" : ""));
     out.line();
     out.raw(device_prelude());
     out.line();
-    out.line("constexpr int BATCH = " + std::to_string(product(first.batch)) + ", M = " + std::to_string(first.m) +
-             ", K = " + std::to_string(first.k) + ", N = " + std::to_string(first.n) +
-             ", O = " + std::to_string(second.n) + ";");
+    out.line("constexpr int BATCH = " + std::to_string(product(first.batch)) +
+             ", M = " + std::to_string(first.m) + ", K = " + std::to_string(first.k) +
+             ", N = " + std::to_string(first.n) + ", O = " + std::to_string(second.n) + ";");
     out.line("constexpr int BM = " + std::to_string(kBm) + ", BN1 = " + std::to_string(kBn1) +
              ", BK = 64, STAGES = " + std::to_string(s_.stages) + ";");
     out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(first.k, 64)) +
              ", CHUNKS = " + std::to_string(ceil_div(first.n, kBn1)) +
              ", M_BLOCKS = " + std::to_string(ceil_div(first.m, kBm)) + ";");
     out.line("__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }");
-    out.line("constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BK * 2;");
+    out.line(
+        "constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BK * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");
     out.line();
     pack_function(out);
@@ -171,17 +182,23 @@ class B2BEmitter {
 
   // W2 laid out [K, O] (attention's V) is N-major for GEMM2: TMA boxes of [64 rows of K][64 columns of O].
   void mn_major_descriptor(CodeStream& out) const {
-    out.line("// N-major B with 128-byte swizzle: 64 columns of a row contiguous (one 128-byte line), 8 rows per");
-    out.line("// 1024-byte swizzle atom (stride byte offset), the next 64 columns one box further (leading offset).");
+    out.line(
+        "// N-major B with 128-byte swizzle: 64 columns of a row contiguous (one 128-byte line), 8 rows per");
+    out.line(
+        "// 1024-byte swizzle atom (stride byte offset), the next 64 columns one box further (leading "
+        "offset).");
     out.open("__device__ __forceinline__ u64 smem_descriptor_mn_sw128(const void* p)");
     out.line("const u64 addr = smem_addr(p);");
-    out.line("return ((addr & 0x3FFFF) >> 4) | ((u64)((BN1 * BK * 2) >> 4) << 16) | (64ull << 32) | (1ull << 62);");
+    out.line(
+        "return ((addr & 0x3FFFF) >> 4) | ((u64)((BN1 * BK * 2) >> 4) << 16) | (64ull << 32) | (1ull << "
+        "62);");
     out.close();
   }
 
   void kernel(CodeStream& out, const KernelSource& result) const {
-    std::string params = "const __grid_constant__ TmaDescriptor tma_x, const __grid_constant__ TmaDescriptor "
-                         "tma_w1, const __grid_constant__ TmaDescriptor tma_w2";
+    std::string params =
+        "const __grid_constant__ TmaDescriptor tma_x, const __grid_constant__ TmaDescriptor "
+        "tma_w1, const __grid_constant__ TmaDescriptor tma_w2";
     for (const te::Tensor& output : plan_.program.outputs()) {
       params += ",\n    " + memory_element_type(output.dtype()) + "* __restrict__ out_" + output.name();
     }
@@ -189,8 +206,12 @@ class B2BEmitter {
     out.open(result.name + "(" + params + ")");
     out.line("extern __shared__ unsigned char smem_raw[];");
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
-    out.line("u16* sx = (u16*)smem;                        // [K_BLOCKS][BM][64]: the CTA's rows of X, loaded once");
-    out.line("u16* ring = sx + K_BLOCKS * BM * BK;         // [STAGES][BN1][64]: W1's rows of a chunk, by K block");
+    out.line(
+        "u16* sx = (u16*)smem;                        // [K_BLOCKS][BM][64]: the CTA's rows of X, loaded "
+        "once");
+    out.line(
+        "u16* ring = sx + K_BLOCKS * BM * BK;         // [STAGES][BN1][64]: W1's rows of a chunk, by K "
+        "block");
     out.line("u16* sw2 = ring + STAGES * BN1 * BK;         // [2][O x 64]: W2's part for one chunk");
     out.line("u64* full_a = (u64*)(sw2 + 2 * O * BK);");
     out.line("u64* empty_a = full_a + STAGES;");
@@ -224,7 +245,9 @@ class B2BEmitter {
   void producer(CodeStream& out) const {
     const bool w2_k_major = plan_.second.b_k_major;
     out.open("if (warpgroup == 0)");
-    out.line("// Producer: X's rows once; per chunk of BN1 chained columns, W1's rows by K blocks, then W2's part.");
+    out.line(
+        "// Producer: X's rows once; per chunk of BN1 chained columns, W1's rows by K blocks, then W2's "
+        "part.");
     out.line("// Operands are 2-D views [BATCH * rows, columns]: a batch's rows start at batch * rows.");
     out.line("regs_decrease<" + std::to_string(kProducerRegisters) + ">();");
     out.open("if (threadIdx.x == 0)");
@@ -250,7 +273,8 @@ class B2BEmitter {
       out.line("tma_load_2d(sw2 + b * O * BK, &tma_w2, &full_b[b], c * BN1, batch * O);");
     } else {
       out.open("for (int d = 0; d < O / 64; ++d)");
-      out.line("tma_load_2d(sw2 + b * O * BK + d * BN1 * 64, &tma_w2, &full_b[b], d * 64, batch * N + c * BN1);");
+      out.line(
+          "tma_load_2d(sw2 + b * O * BK + d * BN1 * 64, &tma_w2, &full_b[b], d * 64, batch * N + c * BN1);");
       out.close();
     }
     out.close();
@@ -279,9 +303,12 @@ class B2BEmitter {
 
   void consumer(CodeStream& out) const {
     const OnlineStatistic* max = running_max();
-    out.line("// Consumers: each warpgroup owns 64 rows. Per chunk: GEMM1 into acc1; the tiles between on the");
-    out.line("// fragment (with the running max and sums of an online softmax where the program reduces over the");
-    out.line("// chained axis), packed in registers as GEMM2's A operand; GEMM2 into acc2, rescaled when the max");
+    out.line(
+        "// Consumers: each warpgroup owns 64 rows. Per chunk: GEMM1 into acc1; the tiles between on the");
+    out.line(
+        "// fragment (with the running max and sums of an online softmax where the program reduces over the");
+    out.line(
+        "// chained axis), packed in registers as GEMM2's A operand; GEMM2 into acc2, rescaled when the max");
     out.line("// grows. acc2 takes its final row factor and epilogue at the end and is stored.");
     out.line("regs_increase<" + std::to_string(kConsumerRegisters) + ">();");
     out.line("const int consumer = warpgroup - 1;");
@@ -291,7 +318,8 @@ class B2BEmitter {
     out.line("const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: +0 and +8");
     out.line("float acc2[O / 2];");
     if (max != nullptr) {
-      out.line("float run_max[2] = {neg_inf(), neg_inf()};  // '" + max->tensor.name() + "' over the chunks so far");
+      out.line("float run_max[2] = {neg_inf(), neg_inf()};  // '" + max->tensor.name() +
+               "' over the chunks so far");
       out.line("float safe_max[2] = {0.0f, 0.0f};          // the same, 0 while a row has seen only -inf");
     }
     for (const OnlineStatistic& s : plan_.statistics) {
@@ -299,53 +327,136 @@ class B2BEmitter {
       out.line("float sum_" + s.tensor.name() + "[2] = {0.0f, 0.0f};  // this thread's columns of '" +
                s.tensor.name() + "'");
     }
+    if (max != nullptr)
+      out.line("float scale[2] = {0.0f, 0.0f};  // exp(old max - new max) of the last chunk's rows");
     out.line("mbar_wait(full_x, 0);");
-    out.open("for (int c = 0; c < CHUNKS; ++c)");
-    gemm1(out);
-    tiles_between(out, max);
-    gemm2(out, max != nullptr);
-    out.close();
+    if (s_.overlap) {
+      overlapped_chunks(out, max);
+    } else {
+      out.open("for (int c = 0; c < CHUNKS; ++c)");
+      out.line("float acc1[BN1 / 2];");
+      out.line("u32 hfrag[BN1 / 16][4];");
+      issue_gemm1(out, "acc1", "c");
+      out.line("wgmma_wait<0>();");
+      release_gemm1(out, "c");
+      tiles_between(out, max, "acc1", "hfrag", "c");
+      issue_gemm2(out, max != nullptr, "hfrag", "c");
+      out.line("wgmma_wait<0>();");
+      release_gemm2(out, "c");
+      out.close();
+    }
     finish(out);
   }
 
-  void gemm1(CodeStream& out) const {
-    out.line("float acc1[BN1 / 2];");
+  // The chunk loop with GEMM1 of chunk c+1 and GEMM2 of chunk c in flight while the tiles between of chunk
+  // c+1 run: acc1 and the packed operand are double-buffered (a, b); the loop takes two chunks per turn so
+  // that every buffer is a fixed set of registers, and the last chunk or two are peeled off so that no step's
+  // issue and wait depend on a condition (ptxas then keeps the wgmma groups in flight).
+  void overlapped_chunks(CodeStream& out, const OnlineStatistic* max) const {
+    out.line("float acc1_a[BN1 / 2], acc1_b[BN1 / 2];");
+    out.line("u32 hfrag_a[BN1 / 16][4], hfrag_b[BN1 / 16][4];");
+    out.line("// Chunk 0's GEMM1 and tiles between before the loop.");
+    out.open("");
+    out.line("const int c = 0;");
+    issue_gemm1(out, "acc1_a", "c");
+    out.line("wgmma_wait<0>();");
+    release_gemm1(out, "c");
+    tiles_between(out, max, "acc1_a", "hfrag_a", "c");
+    out.close();
+    out.line("int pair = 0;");
+    out.open("for (; pair + 2 < CHUNKS; pair += 2)");
+    overlapped_step(out, max, "pair", "a", "b");
+    overlapped_step(out, max, "pair + 1", "b", "a");
+    out.close();
+    out.line("// One or two chunks are left; the last has no next chunk.");
+    out.open("if (pair + 1 < CHUNKS)");
+    overlapped_step(out, max, "pair", "a", "b");
+    last_step(out, max, "pair + 1", "b");
+    out.close();
+    out.open("else");
+    last_step(out, max, "pair", "a");
+    out.close();
+  }
+
+  // Chunk `chunk`, whose operand is in hfrag_<cur>: GEMM1 of the next chunk into acc1_<next>, GEMM2 of this
+  // one, then the next chunk's tiles between while GEMM2 runs.
+  void overlapped_step(CodeStream& out, const OnlineStatistic* max, const std::string& chunk,
+                       const std::string& cur, const std::string& next) const {
+    out.open("");
+    out.line("const int c = " + chunk + ", cn = c + 1;");
+    if (max != nullptr) rescale_acc2(out, "c");  // nothing in flight yet
+    issue_gemm1(out, "acc1_" + next, "cn");
+    issue_gemm2(out, false, "hfrag_" + cur, "c");
+    out.line("wgmma_wait<1>();  // the next chunk's GEMM1; this chunk's GEMM2 may still run");
+    release_gemm1(out, "cn");
+    out.open("");
+    out.line("const int c = cn;");
+    tiles_between(out, max, "acc1_" + next, "hfrag_" + next, "c");
+    out.close();
+    out.line("wgmma_wait<0>();");
+    release_gemm2(out, "c");
+    out.close();
+  }
+
+  // The last chunk: its GEMM2 alone.
+  void last_step(CodeStream& out, const OnlineStatistic* max, const std::string& chunk,
+                 const std::string& cur) const {
+    out.open("");
+    out.line("const int c = " + chunk + ";");
+    issue_gemm2(out, max != nullptr, "hfrag_" + cur, "c");
+    out.line("wgmma_wait<0>();");
+    release_gemm2(out, "c");
+    out.close();
+  }
+
+  // GEMM1 of chunk `chunk` into `acc` over the K blocks, one commit group; the caller waits for it.
+  void issue_gemm1(CodeStream& out, const std::string& acc, const std::string& chunk) const {
+    out.line("wgmma_fence();");
+    out.line("#pragma unroll");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("const int it = c * K_BLOCKS + kb;");
+    out.line("const int it = " + chunk + " * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&full_a[s], (it / STAGES) & 1);");
-    out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int kk = 0; kk < BK / 16; ++kk)");
     out.line("const u64 desc_a = smem_descriptor_sw128(sx + kb * BM * BK + a_row0 * BK + kk * 16);");
     out.line("const u64 desc_b = smem_descriptor_sw128(ring + s * BN1 * BK + kk * 16);");
-    out.line("wgmma_first(acc1, desc_a, desc_b, (kb > 0 || kk > 0) ? 1 : 0);");
+    out.line("wgmma_first(" + acc + ", desc_a, desc_b, (kb > 0 || kk > 0) ? 1 : 0);");
+    out.close();
     out.close();
     out.line("wgmma_commit();");
-    out.line("wgmma_wait<0>();");
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_a[s]);");
+  }
+
+  // After GEMM1 of `chunk` completed: its ring stages go back to the producer.
+  void release_gemm1(CodeStream& out, const std::string& chunk) const {
+    out.open("if ((threadIdx.x & 127) == 0)");
+    out.line("for (int kb = 0; kb < K_BLOCKS; ++kb) mbar_arrive(&empty_a[(" + chunk +
+             " * K_BLOCKS + kb) % STAGES]);");
     out.close();
   }
 
-  void element_header(CodeStream& out) const {
+  void element_header(CodeStream& out, const std::string& chunk) const {
     out.line("#pragma unroll");
     out.open("for (int i = 0; i < BN1 / 2; ++i)");
     out.line("const int h = (i >> 1) & 1;");
     out.line("const int grow = m0 + local_row0 + 8 * h;");
-    out.line("const int gcol = c * BN1 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+    out.line("const int gcol = " + chunk + " * BN1 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
     out.line("const bool valid = gcol < N;  // chained columns past N (or past a batch's rows) take no part");
     out.line("(void)grow;");
   }
 
-  // The tiles between the GEMMs, in two passes over the fragment when a running max splits them.
-  void tiles_between(CodeStream& out, const OnlineStatistic* max) const {
+  // The tiles between the GEMMs on `acc` (chunk `chunk`), in two passes over the fragment when a running max
+  // splits them, packed into `hfrag` as GEMM2's A operand. Updates the running max, `scale` and the sums.
+  void tiles_between(CodeStream& out, const OnlineStatistic* max, const std::string& acc,
+                     const std::string& hfrag, const std::string& chunk) const {
     const auto& first = plan_.first;
     ExprBindings bindings;
-    bindings.reads[first.tensor.get()] = "acc1[i]";
+    bindings.reads[first.tensor.get()] = acc + "[i]";
     for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
     if (max != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
-    out.line("// Tiles that need no statistic" + std::string(max ? ", and the block's maximum of '" + max->source.name() + "'." : "."));
-    element_header(out);
+    out.line("// Tiles that need no statistic" +
+             std::string(max ? ", and the block's maximum of '" + max->source.name() + "'." : "."));
+    element_header(out, chunk);
     for (const te::Tensor& t : first_pass_) {
       ExprBindings here = bindings;
       bind_axes(t, true, here);
@@ -357,8 +468,8 @@ class B2BEmitter {
     }
     out.close();
     if (max != nullptr) {
-      out.line("// The running max over the chunks; rows whose max grew rescale their sums and acc2 by scale.");
-      out.line("float scale[2];");
+      out.line(
+          "// The running max over the chunks; rows whose max grew rescale their sums and acc2 by scale.");
       out.open("for (int h = 0; h < 2; ++h)");
       out.line("float m = block_max[h];");
       out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));");
@@ -368,14 +479,15 @@ class B2BEmitter {
       out.line("run_max[h] = next;");
       out.line("safe_max[h] = next == neg_inf() ? 0.0f : next;");
       for (const OnlineStatistic& s : plan_.statistics) {
-        if (s.kind == OnlineStatistic::Kind::kRescaledSum) out.line("sum_" + s.tensor.name() + "[h] *= scale[h];");
+        if (s.kind == OnlineStatistic::Kind::kRescaledSum)
+          out.line("sum_" + s.tensor.name() + "[h] *= scale[h];");
       }
       out.close();
       bindings.reads[max->tensor.get()] = "safe_max[h]";
     }
     out.line("// Tiles after the statistics, the sums' parts, and GEMM2's operand (0 past N).");
     out.line("float hval[BN1 / 2];");
-    element_header(out);
+    element_header(out, chunk);
     for (const te::Tensor& t : second_pass_) {
       ExprBindings here = bindings;
       bind_axes(t, true, here);
@@ -388,6 +500,14 @@ class B2BEmitter {
     }
     out.line("hval[i] = valid ? " + read_of(*plan_.numerator, bindings) + " : 0.0f;");
     out.close();
+    out.line("// The accumulator layout of columns 16s..16s+15 is the A fragment of GEMM2's k16 step s.");
+    out.line("#pragma unroll");
+    out.open("for (int s = 0; s < BN1 / 16; ++s)");
+    out.line(hfrag + "[s][0] = pack_pair(hval[8 * s + 0], hval[8 * s + 1]);");
+    out.line(hfrag + "[s][1] = pack_pair(hval[8 * s + 2], hval[8 * s + 3]);");
+    out.line(hfrag + "[s][2] = pack_pair(hval[8 * s + 4], hval[8 * s + 5]);");
+    out.line(hfrag + "[s][3] = pack_pair(hval[8 * s + 6], hval[8 * s + 7]);");
+    out.close();
   }
 
   std::string read_of(const te::Tensor& t, const ExprBindings& bindings) const {
@@ -396,38 +516,37 @@ class B2BEmitter {
     return it->second;
   }
 
-  void gemm2(CodeStream& out, bool online) const {
+  // GEMM2 of chunk `chunk` from `hfrag`, after the accumulator is rescaled with the chunk's `scale` (no GEMM2
+  // may be in flight then); one commit group, which the caller waits for.
+  void issue_gemm2(CodeStream& out, bool online, const std::string& hfrag, const std::string& chunk) const {
     const bool k_major = plan_.second.b_k_major;
-    out.line("// The accumulator layout of columns 16s..16s+15 is the A fragment of GEMM2's k16 step s.");
-    out.line("u32 hfrag[BN1 / 16][4];");
-    out.line("#pragma unroll");
-    out.open("for (int s = 0; s < BN1 / 16; ++s)");
-    out.line("hfrag[s][0] = pack_pair(hval[8 * s + 0], hval[8 * s + 1]);");
-    out.line("hfrag[s][1] = pack_pair(hval[8 * s + 2], hval[8 * s + 3]);");
-    out.line("hfrag[s][2] = pack_pair(hval[8 * s + 4], hval[8 * s + 5]);");
-    out.line("hfrag[s][3] = pack_pair(hval[8 * s + 6], hval[8 * s + 7]);");
-    out.close();
-    if (online) {
-      out.open("if (c > 0)");
-      out.line("#pragma unroll");
-      out.line("for (int i = 0; i < O / 2; ++i) acc2[i] *= scale[(i >> 1) & 1];");
-      out.close();
-    }
-    out.line("const int b = c & 1;");
-    out.line("mbar_wait(&full_b[b], (c >> 1) & 1);");
+    if (online) rescale_acc2(out, chunk);
+    out.line("mbar_wait(&full_b[(" + chunk + ") & 1], ((" + chunk + ") >> 1) & 1);");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int s = 0; s < BN1 / 16; ++s)");
+    const std::string buffer = "sw2 + ((" + chunk + ") & 1) * O * BK";
     if (k_major) {
-      out.line("const u64 desc_b = smem_descriptor_sw128(sw2 + b * O * BK + s * 16);");
+      out.line("const u64 desc_b = smem_descriptor_sw128(" + buffer + " + s * 16);");
     } else {
-      out.line("const u64 desc_b = smem_descriptor_mn_sw128(sw2 + b * O * BK + s * 16 * 64);  // rows 16s..16s+15");
+      out.line("const u64 desc_b = smem_descriptor_mn_sw128(" + buffer +
+               " + s * 16 * 64);  // rows 16s..16s+15");
     }
-    out.line("wgmma_second(acc2, hfrag[s], desc_b, (c > 0 || s > 0) ? 1 : 0);");
+    out.line("wgmma_second(acc2, " + hfrag + "[s], desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
     out.close();
     out.line("wgmma_commit();");
-    out.line("wgmma_wait<0>();");
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_b[b]);");
+  }
+
+  // The accumulator times exp(old max - new max) of its rows, before GEMM2 adds chunk `chunk`.
+  void rescale_acc2(CodeStream& out, const std::string& chunk) const {
+    out.open("if (" + chunk + " > 0)");
+    out.line("#pragma unroll");
+    out.line("for (int i = 0; i < O / 2; ++i) acc2[i] *= scale[(i >> 1) & 1];");
+    out.close();
+  }
+
+  void release_gemm2(CodeStream& out, const std::string& chunk) const {
+    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_b[(" + chunk + ") & 1]);");
   }
 
   // The statistics' final values, the operand's row factor, GEMM2's epilogue and the store.
@@ -497,7 +616,15 @@ KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& s
                              const std::string& workload_key) {
   check_supported(plan);
   if (schedule.stages < 2 || schedule.stages > 6) {
-    throw CompileError("fused back-to-back kernel: stages=" + std::to_string(schedule.stages) + " is outside [2, 6]");
+    throw CompileError("fused back-to-back kernel: stages=" + std::to_string(schedule.stages) +
+                       " is outside [2, 6]");
+  }
+  const std::int64_t k_blocks = ceil_div(plan.first.k, 64);
+  if (schedule.stages < k_blocks) {
+    throw CompileError("fused back-to-back kernel: stages=" + std::to_string(schedule.stages) +
+                       " is below the " + std::to_string(k_blocks) +
+                       " K blocks of K=" + std::to_string(plan.first.k) +
+                       ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes");
   }
   return B2BEmitter(plan, schedule, workload_key).emit();
 }

@@ -201,14 +201,16 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   }
 }
 
-bool EpilogueEmitter::stores_in_pairs() const { return plan_.anchor.n % 2 == 0; }
+bool EpilogueEmitter::stores_in_pairs() const {
+  return plan_.anchor.n % 2 == 0;
+}
 
 std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) const {
   std::vector<Store> stores;
   for (const te::Tensor& t : plan_.stages[stage].tiles) {
     if (is_output(t)) {
-      stores.push_back({"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false,
-                        schedule_.tma_store});
+      stores.push_back(
+          {"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false, schedule_.tma_store});
     }
   }
   if (stage == 0) {
@@ -244,8 +246,10 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
   if (st.staged) {
     // Into the warpgroup's swizzled output tile (rows and columns past the edges are clipped by the store).
     out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
-    out.line("else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - 1)) = (u32)" +
-             st.pending + " | ((u32)" + value + " << 16);");
+    out.line(
+        "else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - "
+        "1)) = (u32)" +
+        st.pending + " | ((u32)" + value + " << 16);");
     return;
   }
   const std::string first = "&" + st.array + "[" + element + " - 1]";

@@ -37,8 +37,8 @@ class EpilogueEmitter {
     int index;  // within its stage
   };
 
-  struct Store {  // one element-wise store of a stage: to an output or to the stash
-    std::string array;    // C expression of the row-major [M, N] array
+  struct Store {        // one element-wise store of a stage: to an output or to the stash
+    std::string array;  // C expression of the row-major [M, N] array
     te::DType dtype;
     std::string value;    // the f32 (or int) value of element i
     std::string pending;  // the register holding the pair's even element

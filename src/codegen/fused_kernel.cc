@@ -100,8 +100,8 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         const int box_rows = p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn);
         // Batched operands are read through their 2-D view [batch x rows, columns].
         const std::int64_t cols = p.tensor.shape().back();
-        const std::int64_t rows = static_cast<std::int64_t>(tensor_bytes(p.tensor)) /
-                                  (cols * te::dtype_bytes(p.tensor.dtype()));
+        const std::int64_t rows =
+            static_cast<std::int64_t>(tensor_bytes(p.tensor)) / (cols * te::dtype_bytes(p.tensor.dtype()));
         maps.push_back(
             encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), rows, cols, box_rows));
         args.push_back(&maps.back());
@@ -109,8 +109,8 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
       }
       case KernelParam::Kind::kTmaOut: {
         const auto& buffer = bindings.outputs.at(position_of(program_.outputs(), p.tensor));
-        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), p.tensor.shape()[0],
-                                          p.tensor.shape()[1], p.box_rows));
+        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(),
+                                          p.tensor.shape()[0], p.tensor.shape()[1], p.box_rows));
         args.push_back(&maps.back());
         break;
       }

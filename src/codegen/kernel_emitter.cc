@@ -203,30 +203,38 @@ class KernelEmitter {
 
   // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
   void tma_store_helpers(CodeStream& out) const {
-    out.line("// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],");
+    out.line(
+        "// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],");
     out.line("// 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.");
     out.open("__device__ __forceinline__ u32 staged_offset(int row, int col)");
     out.line("const int box = col >> 6, byte = (col & 63) * 2;");
     out.line("return (u32)(box * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));");
     out.close();
-    out.open("__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0, int c1)");
+    out.open(
+        "__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0, "
+        "int c1)");
     out.line(
         "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\" :: "
         "\"l\"((u64)desc), \"r\"(smem_addr(src)), \"r\"(c0), \"r\"(c1) : \"memory\");");
     out.close();
-    out.line("__device__ __forceinline__ void bulk_commit() { asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\"); }");
     out.line(
-        "__device__ __forceinline__ void bulk_wait_read_all() { asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: "
+        "__device__ __forceinline__ void bulk_commit() { asm volatile(\"cp.async.bulk.commit_group;\" ::: "
+        "\"memory\"); }");
+    out.line(
+        "__device__ __forceinline__ void bulk_wait_read_all() { asm volatile(\"cp.async.bulk.wait_group.read "
+        "0;\" ::: "
         "\"memory\"); }");
     out.line(
         "__device__ __forceinline__ void bulk_wait_all() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: "
         "\"memory\"); }");
     out.line(
-        "__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: "
+        "__device__ __forceinline__ void fence_proxy_async_shared() { asm "
+        "volatile(\"fence.proxy.async.shared::cta;\" ::: "
         "\"memory\"); }");
     out.line("// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.");
     out.line(
-        "__device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile(\"bar.sync %0, 128;\" :: "
+        "__device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile(\"bar.sync %0, 128;\" "
+        ":: "
         "\"r\"(2 + consumer) : \"memory\"); }");
     out.line();
   }
@@ -240,10 +248,12 @@ class KernelEmitter {
         case KernelParam::Kind::kTmaB:
           break;
         case KernelParam::Kind::kInput:
-          params += ",\n    const " + memory_element_type(p.tensor.dtype()) + "* __restrict__ in_" + p.tensor.name();
+          params += ",\n    const " + memory_element_type(p.tensor.dtype()) + "* __restrict__ in_" +
+                    p.tensor.name();
           break;
         case KernelParam::Kind::kOutput:
-          params += ",\n    " + memory_element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
+          params +=
+              ",\n    " + memory_element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
           break;
         case KernelParam::Kind::kStash:
           params += ",\n    float* __restrict__ stash";
@@ -261,7 +271,9 @@ class KernelEmitter {
     out.line("u16* sA = (u16*)smem;                       // [STAGES][BM][64]");
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
     if (s_.tma_store) {
-      out.line("u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, swizzled");
+      out.line(
+          "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
+          "swizzled");
       out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
     } else {
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
@@ -400,7 +412,8 @@ class KernelEmitter {
     }
     mainloop(out);
     if (s_.tma_store) {
-      out.line("// The previous tile's TMA store must have read the staging buffer before it is overwritten.");
+      out.line(
+          "// The previous tile's TMA store must have read the staging buffer before it is overwritten.");
       out.line("if (store_leader) bulk_wait_read_all();");
       out.line("warpgroup_sync(consumer);");
     }
@@ -418,7 +431,8 @@ class KernelEmitter {
       out.close();
     }
     out.close();
-    if (s_.tma_store) out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
+    if (s_.tma_store)
+      out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
     epilogue.end_stage(out, 0);
     for (int stage = 1; stage < static_cast<int>(plan_.stages.size()); ++stage) {
       out.line();

@@ -15,6 +15,7 @@ void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType op
 /// `name(float (&d)[n/2], const u32 (&a)[4], u64 desc_b, int scale_d)`: the same step with A from registers,
 /// in the m64k16 register fragment layout (4 registers of two packed 16-bit values per thread). With
 /// `b_n_major`, B is read N-major (its rows run along K: a [K, N] matrix), else K-major.
-void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType operand, bool b_n_major = false);
+void emit_wgmma_rs(CodeStream& out, const std::string& name, int n, te::DType operand,
+                   bool b_n_major = false);
 
 }  // namespace comfuse::codegen

@@ -98,7 +98,8 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   const std::int64_t output_staging = tma_store ? std::int64_t{2} * 64 * bn * consumer_warpgroups() : 0;
-  return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging + barriers + reduction_scratch;
+  return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging + barriers +
+         reduction_scratch;
 }
 
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
@@ -114,8 +115,11 @@ int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
 // The TMA-store epilogue stages one 16-bit output tile per consumer warpgroup in 64-column boxes.
 template <typename Fail>
 void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail) {
-  if (plan.has_reductions()) fail("tma_store=true with row reductions: the TMA-store epilogue is for plans without reductions");
-  if (s.bn % 64 != 0) fail("tma_store=true with BN=" + std::to_string(s.bn) + ": the output tile leaves in boxes of 64 columns");
+  if (plan.has_reductions())
+    fail("tma_store=true with row reductions: the TMA-store epilogue is for plans without reductions");
+  if (s.bn % 64 != 0)
+    fail("tma_store=true with BN=" + std::to_string(s.bn) +
+         ": the output tile leaves in boxes of 64 columns");
   const auto& outputs = plan.program.outputs();
   if (outputs.size() != 1) {
     fail("tma_store=true with " + std::to_string(outputs.size()) + " outputs: the staging buffer holds one");
@@ -163,8 +167,9 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
   if (s.persistent && plan.has_reductions()) {
-    fail("persistent=true with row reductions: a CTA (or cluster) already owns whole rows and walks their "
-         "column tiles; the persistent grid is for plans without reductions");
+    fail(
+        "persistent=true with row reductions: a CTA (or cluster) already owns whole rows and walks their "
+        "column tiles; the persistent grid is for plans without reductions");
   }
   if (s.tma_store) check_tma_store(plan, s, fail);
   if (plan.has_reductions()) {
@@ -274,9 +279,9 @@ nlohmann::json to_json(const Schedule& s) {
 
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
   if (!json.is_object()) throw CompileError(path + ": expected an object");
-  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
-                                        "warp_roles", "reduction", "carried", "raster_group_m",
-                                        "persistent", "tma_store"};
+  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",         "cluster_n",
+                                        "warp_roles", "reduction", "carried", "raster_group_m", "persistent",
+                                        "tma_store"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
         std::end(kFields)) {
@@ -297,7 +302,8 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
   s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
   // Optional: added after the first logs were written, absent meaning false.
-  for (const auto& [key, field] : {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store}}) {
+  for (const auto& [key, field] :
+       {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store}}) {
     if (const auto it = json.find(key); it != json.end()) {
       if (!it->is_boolean()) throw CompileError(path + "." + key + ": expected true or false");
       *field = it->get<bool>();

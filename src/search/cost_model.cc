@@ -12,7 +12,9 @@ namespace {
 using schedule::ValueHome;
 using schedule::WarpRoles;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // f32 operations one evaluation of `e` costs; transcendental functions count as 8 (SFU rate plus fix-ups).
 double op_weight(const te::Expr& e) {
@@ -108,7 +110,8 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   const double arithmetic_us = elements * ops_per_element / (machine.fp32_gops_per_sm * 1e3);
   double bytes_per_element = 0;
   for (const auto& input : plan.epilogue_inputs) {
-    if (input.broadcast == schedule::Broadcast::kFull) bytes_per_element += te::dtype_bytes(input.tensor.dtype());
+    if (input.broadcast == schedule::Broadcast::kFull)
+      bytes_per_element += te::dtype_bytes(input.tensor.dtype());
   }
   // Outputs stored with TMA leave asynchronously from shared memory in whole lines: most of their time hides
   // under the next tile's mainloop.
@@ -124,9 +127,8 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.
-  const double exchange_us = plan.has_reductions()
-                                 ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1))
-                                 : 0.0;
+  const double exchange_us =
+      plan.has_reductions() ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1)) : 0.0;
   const double tile_epilogue_us = arithmetic_us + traffic_us;
 
   // Per CTA: ping-pong hides one warpgroup's epilogue under the other's mainloop; cooperative warpgroups

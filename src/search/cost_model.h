@@ -14,12 +14,12 @@ namespace comfuse::search {
 /// The machine figures the model uses. The defaults are the H200's (measured ceilings from DESIGN.md).
 struct MachineModel {
   int sms = 132;
-  double tensor_tflops = 760;   // dense bf16 wgmma throughput a well-fed kernel reaches
-  double dram_gbps = 4240;      // device memory bandwidth
-  double l2_gbps = 10000;       // L2 to SM bandwidth, all SMs together
+  double tensor_tflops = 760;     // dense bf16 wgmma throughput a well-fed kernel reaches
+  double dram_gbps = 4240;        // device memory bandwidth
+  double l2_gbps = 10000;         // L2 to SM bandwidth, all SMs together
   double fp32_gops_per_sm = 250;  // f32 operations per second per SM, in G (128 lanes at ~1.98 GHz)
-  double launch_us = 3;          // launch and ramp-up of a kernel
-  double cta_start_us = 1.5;     // a CTA's start: barrier set-up and the pipeline's first TMA round trip
+  double launch_us = 3;           // launch and ramp-up of a kernel
+  double cta_start_us = 1.5;      // a CTA's start: barrier set-up and the pipeline's first TMA round trip
 };
 
 /// The model of `target`: its SM count, H200 figures for the rest.
@@ -51,8 +51,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
 /// has none yet.
 class CalibratedModel {
  public:
-  CalibratedModel(const schedule::FusionPlan& plan, MachineModel machine)
-      : plan_(&plan), machine_(machine) {}
+  CalibratedModel(const schedule::FusionPlan& plan, MachineModel machine) : plan_(&plan), machine_(machine) {}
 
   double predict_us(const schedule::Schedule& schedule) const;
   /// Records a measured median for `schedule`.

@@ -23,7 +23,9 @@ constexpr RolesAndRows kRoles[] = {
 constexpr int kStages[] = {3, 4, 5, 6};
 constexpr int kClusters[] = {1, 2, 4, 8};
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 std::vector<int> tile_widths(const schedule::FusionPlan& plan) {
   std::set<int> widths = {64, 128, 192, 256};
@@ -101,11 +103,11 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
 
 std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const schedule::TargetLimits& limits) {
   const bool reductions = plan.has_reductions();
-  const std::vector<int> clusters = reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters))
-                                               : std::vector<int>{1};
-  const std::vector<ValueHome> homes = plan.carried_tiles.empty()
-                                           ? std::vector<ValueHome>{ValueHome::kRegisters}
-                                           : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
+  const std::vector<int> clusters =
+      reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters)) : std::vector<int>{1};
+  const std::vector<ValueHome> homes =
+      plan.carried_tiles.empty() ? std::vector<ValueHome>{ValueHome::kRegisters}
+                                 : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
   // The persistent grid and the TMA-store epilogue: plans without reductions only.
   const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};

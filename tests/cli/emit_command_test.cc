@@ -66,8 +66,8 @@ TEST(EmitCommand, UnfusableWorkloadIsExitCode2) {
 TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   const fs::path dir = fs::temp_directory_path() / ("comfuse_emit_b2b_" + std::to_string(::getpid()));
   std::ostringstream out, err;
-  ASSERT_EQ(run_emit({"attention", "--shape", "BH=2,L=100,D=64,CAUSAL=1", "--fused-b2b", "--stages", "3", "-o",
-                      dir.string()},
+  ASSERT_EQ(run_emit({"attention", "--shape", "BH=2,L=100,D=64,CAUSAL=1", "--fused-b2b", "--stages", "3",
+                      "-o", dir.string()},
                      out, err),
             0)
       << err.str();
@@ -76,7 +76,8 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   fs::remove_all(dir);
   // What the fused kernel does not take is the usual exit code 2 with the reason.
   std::ostringstream out2, err2;
-  EXPECT_EQ(run_emit({"mlp_relu", "--shape", "M=64,K=64,N=64,O=1024", "--fused-b2b", "-o", dir.string()}, out2, err2),
+  EXPECT_EQ(run_emit({"mlp_relu", "--shape", "M=64,K=64,N=64,O=1024", "--fused-b2b", "-o", dir.string()},
+                     out2, err2),
             2);
   EXPECT_NE(err2.str().find("GEMM2 has O=1024 columns"), std::string::npos) << err2.str();
   std::ostringstream out3, err3;

@@ -13,8 +13,9 @@ namespace {
 
 const std::string kKey = "sha256:b2b0000000000000000000000000000000000000000000000000000000000000";
 
-KernelSource emit(const std::string& workload, const te::Shape& shape, int stages = 4) {
-  return emit_b2b_kernel(schedule::plan_b2b(te::build_workload(workload, shape)), B2BSchedule{stages}, kKey);
+KernelSource emit(const std::string& workload, const te::Shape& shape, int stages = 4, bool overlap = false) {
+  return emit_b2b_kernel(schedule::plan_b2b(te::build_workload(workload, shape)),
+                         B2BSchedule{stages, overlap}, kKey);
 }
 
 void expect_compiles_without_spills(const KernelSource& source, const std::string& what) {
@@ -24,6 +25,8 @@ void expect_compiles_without_spills(const KernelSource& source, const std::strin
   const runtime::ResourceUsage& usage = compiled.kernels.at(source.name);
   EXPECT_EQ(usage.spill_store_bytes, 0) << what << "\n" << compiled.log;
   EXPECT_EQ(usage.spill_load_bytes, 0) << what;
+  // ptxas serialises wgmma (waits after each) when it cannot keep an in-flight accumulator untouched.
+  EXPECT_EQ(compiled.log.find("serialized"), std::string::npos) << what << "\n" << compiled.log;
 }
 
 TEST(B2BEmitter, MlpsCompileWithoutSpills) {
@@ -52,7 +55,8 @@ TEST(B2BEmitter, AttentionWithTheOnlineSoftmaxCompilesWithoutSpills) {
     EXPECT_EQ(source.launch.grid_x, batch * ((rows + 127) / 128));
     // V is read N-major, in boxes of 64 of its rows.
     EXPECT_EQ(source.params[2].box_rows, 64);
-    EXPECT_NE(source.source.find("smem_descriptor_mn_sw128(sw2 + b * O * BK + s * 16 * 64)"), std::string::npos);
+    EXPECT_NE(source.source.find("smem_descriptor_mn_sw128(sw2 + ((c) & 1) * O * BK + s * 16 * 64)"),
+              std::string::npos);
     EXPECT_NE(source.source.find(", p, 1, 1, 1;"), std::string::npos);  // wgmma with B transposed
     // The running max rescales the sum and the accumulator; the sum divides at the end.
     EXPECT_NE(source.source.find("sum_P_sum[h] *= scale[h];"), std::string::npos);
@@ -63,6 +67,24 @@ TEST(B2BEmitter, AttentionWithTheOnlineSoftmaxCompilesWithoutSpills) {
   }
 }
 
+TEST(B2BEmitter, OverlappedChunksKeepTwoBuffersInFlight) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}},
+           {"mlp_gelu", {{"M", 65536}, {"K", 128}, {"N", 512}, {"O", 128}}},
+           {"attention", {{"BH", 3}, {"L", 100}, {"D", 64}, {"CAUSAL", 1}}},
+           {"attention", {{"BH", 64}, {"L", 2048}, {"D", 128}, {"CAUSAL", 0}}}}) {
+    const KernelSource source = emit(workload, shape, 4, true);
+    EXPECT_NE(source.source.find("float acc1_a[BN1 / 2], acc1_b[BN1 / 2];"), std::string::npos);
+    // GEMM2 of a chunk is issued before the wait for the next chunk's GEMM1, which leaves it in flight.
+    const std::size_t gemm2 = source.source.find("wgmma_second(acc2, hfrag_a[s]");
+    const std::size_t wait_one = source.source.find("wgmma_wait<1>();", gemm2);
+    EXPECT_NE(gemm2, std::string::npos);
+    EXPECT_NE(wait_one, std::string::npos);
+    EXPECT_NE(source.source, emit(workload, shape, 4, false).source);
+    expect_compiles_without_spills(source, workload + " overlapped");
+  }
+}
+
 TEST(B2BEmitter, SameInputsSameSource) {
   const te::Shape shape = {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}};
   EXPECT_EQ(emit("mlp_gelu", shape).source, emit("mlp_gelu", shape).source);
@@ -70,16 +92,33 @@ TEST(B2BEmitter, SameInputsSameSource) {
 }
 
 TEST(B2BEmitter, RefusesWhatItDoesNotGenerateYet) {
-  EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}}); }),
-            "fused back-to-back kernel: GEMM2 has O=1024 columns: one warpgroup's accumulator holds a multiple of 8 "
+  EXPECT_EQ(te::error_of([] {
+              emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}});
+            }),
+            "fused back-to-back kernel: GEMM2 has O=1024 columns: one warpgroup's accumulator holds a "
+            "multiple of 8 "
             "up to 256");
-  EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 1024}, {"N", 64}, {"O", 64}}); }),
-            "fused back-to-back kernel: K=1024 is above 256: the kernel keeps X's [128, K] tile in shared memory");
-  EXPECT_EQ(te::error_of([] { emit("attention", {{"BH", 2}, {"L", 64}, {"D", 72}, {"CAUSAL", 0}}); }),
-            "fused back-to-back kernel: 'V' is [K, O] with O=72: it is read in boxes of 64 columns, so O must be a "
-            "multiple of 64");
-  EXPECT_EQ(te::error_of([] { emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 64}}, 9); }),
+  EXPECT_EQ(
+      te::error_of([] {
+        emit("mlp_relu", {{"M", 64}, {"K", 1024}, {"N", 64}, {"O", 64}});
+      }),
+      "fused back-to-back kernel: K=1024 is above 256: the kernel keeps X's [128, K] tile in shared memory");
+  EXPECT_EQ(
+      te::error_of([] {
+        emit("attention", {{"BH", 2}, {"L", 64}, {"D", 72}, {"CAUSAL", 0}});
+      }),
+      "fused back-to-back kernel: 'V' is [K, O] with O=72: it is read in boxes of 64 columns, so O must be a "
+      "multiple of 64");
+  EXPECT_EQ(te::error_of([] {
+              emit("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 64}}, 9);
+            }),
             "fused back-to-back kernel: stages=9 is outside [2, 6]");
+  EXPECT_EQ(
+      te::error_of([] {
+        emit("mlp_relu", {{"M", 64}, {"K", 256}, {"N", 64}, {"O", 64}}, 3);
+      }),
+      "fused back-to-back kernel: stages=3 is below the 4 K blocks of K=256: GEMM1 of a chunk holds all its "
+      "W1 boxes in the ring until it completes");
 }
 
 }  // namespace

@@ -308,11 +308,14 @@ TEST(KernelEmitter, TmaStoreStagesTheOutputTileAndStoresItAsynchronously) {
   EXPECT_EQ(param_names(kernel),
             (std::vector<std::string>{"tma_a:X", "tma_b:W", "in:b", "out:Y", "tma_out:Y/64", "stash"}));
   // Two warpgroups' 64 x 128 bf16 tiles more than the one-tile kernel.
-  EXPECT_EQ(kernel.launch.shared_bytes, emit_kernel(gemm, Schedule{}, kKey).launch.shared_bytes + 2 * 64 * 128 * 2);
+  EXPECT_EQ(kernel.launch.shared_bytes,
+            emit_kernel(gemm, Schedule{}, kKey).launch.shared_bytes + 2 * 64 * 128 * 2);
   EXPECT_TRUE(contains(kernel.source, "staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - 1)"));
-  EXPECT_TRUE(contains(kernel.source, "tma_store_2d(&tma_out, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
+  EXPECT_TRUE(
+      contains(kernel.source, "tma_store_2d(&tma_out, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
   // The staging buffer is reused only after the previous store read it; the kernel ends after all stores.
-  EXPECT_TRUE(contains(kernel.source, "if (store_leader) bulk_wait_read_all();\n    warpgroup_sync(consumer);"));
+  EXPECT_TRUE(
+      contains(kernel.source, "if (store_leader) bulk_wait_read_all();\n    warpgroup_sync(consumer);"));
   EXPECT_TRUE(contains(kernel.source, "fence_proxy_async_shared();\n    warpgroup_sync(consumer);"));
   EXPECT_TRUE(contains(kernel.source, "if (store_leader) bulk_wait_all();"));
   EXPECT_FALSE(contains(kernel.source, "out_Y[(size_t)"));

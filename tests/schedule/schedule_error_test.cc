@@ -142,9 +142,10 @@ TEST(ScheduleErrors, ReductionPlacement) {
                              s.carried = ValueHome::kL2Stash;
                            }),
             "(no error)");  // ping-pong warpgroups combine their row partials through shared memory
-  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
-            "schedule for 'mm': tma_store=true with row reductions: the TMA-store epilogue is for plans without "
-            "reductions");
+  EXPECT_EQ(
+      legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
+      "schedule for 'mm': tma_store=true with row reductions: the TMA-store epilogue is for plans without "
+      "reductions");
   EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.persistent = true; }),
             "schedule for 'mm': persistent=true with row reductions: a CTA (or cluster) already owns whole "
             "rows and walks their column tiles; the persistent grid is for plans without reductions");

@@ -21,11 +21,11 @@ int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
 }
 
 TEST(SearchSpace, EveryScheduleIsLegalCanonicalAndUnique) {
-  for (const auto& [workload, shape] :
-       std::vector<std::pair<std::string, te::Shape>>{{"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}},
-                                                      {"gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}}},
-                                                      {"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}},
-                                                      {"post_rmsnorm", {{"M", 77}, {"K", 40}, {"N", 1000}}}}) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}}},
+           {"gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}}},
+           {"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}},
+           {"post_rmsnorm", {{"M", 77}, {"K", 40}, {"N", 1000}}}}) {
     const schedule::FusionPlan plan = plan_of(workload, shape);
     const std::vector<schedule::Schedule> space = schedule_space(plan);
     ASSERT_GT(space.size(), 10u) << workload;
@@ -66,7 +66,8 @@ TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
     homes.insert(s.carried);
     EXPECT_EQ(s.reduction == schedule::ReductionPlacement::kCluster, s.cluster_n > 1);
     EXPECT_FALSE(s.persistent);
-    one_tile_per_cta_in_registers |= s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
+    one_tile_per_cta_in_registers |=
+        s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
   }
   EXPECT_EQ(clusters, (std::set<int>{1, 2, 4, 8}));
   EXPECT_EQ(homes.size(), 2u);

@@ -34,7 +34,8 @@ std::vector<Sweep> load_sweeps() {
       by_key[r.workload.key] = sweeps.size();
       sweeps.push_back({r.workload.program, {}});
     }
-    if (r.status == RecordStatus::kOk) sweeps[by_key[r.workload.key]].median_us[schedule::to_json(r.schedule).dump()] = *r.median_us;
+    if (r.status == RecordStatus::kOk)
+      sweeps[by_key[r.workload.key]].median_us[schedule::to_json(r.schedule).dump()] = *r.median_us;
   }
   return sweeps;
 }
@@ -103,7 +104,8 @@ TEST(SweepReplay, ModelRanksTheSpaceBetterThanChance) {
       measured.push_back(sweep.median_us.at(schedule::to_json(s).dump()));
     }
     const double rho = spearman(predicted, measured);
-    std::cout << "model rank correlation " << plan.anchor.tensor.name() << " N=" << plan.anchor.n << ": " << rho << "\n";
+    std::cout << "model rank correlation " << plan.anchor.tensor.name() << " N=" << plan.anchor.n << ": "
+              << rho << "\n";
     EXPECT_GT(rho, 0.3);
   }
 }

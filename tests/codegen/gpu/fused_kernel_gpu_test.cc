@@ -137,10 +137,10 @@ std::vector<Case> cases() {
       result.push_back({w, shape, pp, "pingpong_64x128_persistent/N" + std::to_string(n)});
     }
   }
-  // The TMA-store epilogue (N a multiple of 8): one-tile and persistent grids, both warp roles, tails in M and
-  // in N within the last 64-column box.
-  for (const te::Shape& shape : {te::Shape{{"M", 3001}, {"K", 72}, {"N", 2000}},
-                                 te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}}) {
+  // The TMA-store epilogue (N a multiple of 8): one-tile and persistent grids, both warp roles, tails in M
+  // and in N within the last 64-column box.
+  for (const te::Shape& shape :
+       {te::Shape{{"M", 3001}, {"K", 72}, {"N", 2000}}, te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}}) {
     const std::string size = "M" + std::to_string(shape.at("M")) + "_N" + std::to_string(shape.at("N"));
     for (const std::string w : {"gemm", "gemm_bias_relu"}) {
       Schedule coop;
