@@ -615,17 +615,7 @@ class B2BEmitter {
 KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& schedule,
                              const std::string& workload_key) {
   check_supported(plan);
-  if (schedule.stages < 2 || schedule.stages > 6) {
-    throw CompileError("fused back-to-back kernel: stages=" + std::to_string(schedule.stages) +
-                       " is outside [2, 6]");
-  }
-  const std::int64_t k_blocks = ceil_div(plan.first.k, 64);
-  if (schedule.stages < k_blocks) {
-    throw CompileError("fused back-to-back kernel: stages=" + std::to_string(schedule.stages) +
-                       " is below the " + std::to_string(k_blocks) +
-                       " K blocks of K=" + std::to_string(plan.first.k) +
-                       ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes");
-  }
+  schedule::check_legal(plan, schedule);
   return B2BEmitter(plan, schedule, workload_key).emit();
 }
 

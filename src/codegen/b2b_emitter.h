@@ -8,16 +8,11 @@
 
 #include "codegen/kernel_source.h"
 #include "schedule/b2b_plan.h"
+#include "schedule/b2b_schedule.h"
 
 namespace comfuse::codegen {
 
-struct B2BSchedule {
-  int stages = 4;  // W1 boxes in flight (X is loaded once per CTA); W2 chunks are double-buffered
-  // GEMM1 of the next chunk and GEMM2 of this one in flight while the next chunk's tiles between run (two
-  // acc1 and operand buffers); off: each chunk's GEMMs are waited for before its tiles between.
-  bool overlap = false;
-  bool operator==(const B2BSchedule&) const = default;
-};
+using schedule::B2BSchedule;  // schedule/b2b_schedule.h: the knobs, their legality and JSON
 
 /// Emits the fused kernel of `plan`. Its parameters are TMA descriptors of X (box [128, 64]), W1 ([64, 64])
 /// and W2 ([O, 64] when laid out [O, N]; [64, 64] boxes when laid out [N, O], like attention's V), batched

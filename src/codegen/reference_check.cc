@@ -22,24 +22,29 @@ te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t first, std::i
 
 ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
                                 const RowProgramBuilder& rebuild, std::int64_t full_rows) {
-  const te::Program& program = plan.program;
-  const std::int64_t M = plan.anchor.m;
   // Inputs indexed by the output row: the GEMM's A, and epilogue inputs read per element or per row.
   std::vector<bool> by_row;
-  for (const te::Tensor& t : program.inputs()) {
+  for (const te::Tensor& t : plan.program.inputs()) {
     bool row_indexed = t.same_as(plan.anchor.a);
     for (const auto& input : plan.epilogue_inputs) {
       row_indexed = row_indexed || (input.tensor.same_as(t) && input.broadcast != schedule::Broadcast::kRow);
     }
     by_row.push_back(row_indexed);
   }
+  return compute_reference(plan.program, by_row, plan.anchor.m, inputs, rebuild, full_rows);
+}
+
+ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& by_row, std::int64_t M,
+                                const std::vector<te::HostBuffer>& inputs, const RowProgramBuilder& rebuild,
+                                std::int64_t full_rows, std::int64_t block_rows) {
   ReferenceRows reference;
   reference.rows = M;
   for (const te::Tensor& t : program.outputs()) reference.output_names.push_back(t.name());
   if (M <= full_rows) {
     reference.blocks.push_back({0, M});
   } else {
-    reference.blocks = {{0, 64}, {M / 2 - 32, 64}, {M - 64, 64}};
+    const std::int64_t b = std::min(block_rows, M);
+    reference.blocks = {{0, b}, {M / 2 - b / 2, b}, {M - b, b}};
   }
   for (auto [first, count] : reference.blocks) {
     const te::Program part = count == M ? program : rebuild(count);

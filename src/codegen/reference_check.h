@@ -36,6 +36,13 @@ struct ReferenceRows {
 ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
                                 const RowProgramBuilder& rebuild, std::int64_t full_rows = 512);
 
+/// The same for any program whose outputs' first axis is independent rows (`rows` of them): `row_indexed[i]`
+/// says whether input i shares that axis (and is cut with it), the others are passed whole. Above `full_rows`
+/// rows, three blocks of `block_rows` (first, middle, last) are compared.
+ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& row_indexed, std::int64_t rows,
+                                const std::vector<te::HostBuffer>& inputs, const RowProgramBuilder& rebuild,
+                                std::int64_t full_rows = 512, std::int64_t block_rows = 64);
+
 /// Compares `gpu_outputs` (whole outputs, program.outputs() order) with reference rows computed before.
 ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<te::HostBuffer>& gpu_outputs,
                              double tolerance = 1e-2);

@@ -1,6 +1,7 @@
 // The GPU side of a tuning worker: check against the reference, then CUPTI timing.
 #include "search/gpu_runner.h"
 
+#include "codegen/b2b_emitter.h"
 #include "codegen/fused_kernel.h"
 #include "runtime/context.h"
 #include "runtime/cublas_gemm.h"
@@ -39,30 +40,31 @@ runtime::DeviceFingerprint GpuRunner::target() {
   return runtime::read_fingerprint(state_->context.ordinal());
 }
 
-Measurement GpuRunner::run(const schedule::Schedule& schedule, const std::string& image, int repeats,
-                           bool* unusable) {
+namespace {
+
+// Loads `image` (the cubin of `source`), checks its outputs against the reference, then times it.
+Measurement check_and_time(GpuRunner::State& state, const te::Program& program, const codegen::KernelSource& source,
+                           const std::string& image, const std::vector<te::HostBuffer>& inputs,
+                           const codegen::ReferenceRows& reference, double tolerance, int repeats, bool* unusable) {
   Measurement m;
-  const te::Program& program = workload_.plan.program;
-  const codegen::KernelSource source = codegen::emit_kernel(workload_.plan, schedule, workload_.key);
   runtime::CompiledProgram compiled;
   compiled.output = runtime::OutputKind::cubin;
   compiled.image = image;
   compiled.arch = "sm_90a";
   try {
-    codegen::FusedKernel kernel(state_->context, program, source, compiled);
+    codegen::FusedKernel kernel(state.context, program, source, compiled);
     std::vector<const void*> data;
-    for (const te::HostBuffer& b : workload_.inputs) data.push_back(b.data());
+    for (const te::HostBuffer& b : inputs) data.push_back(b.data());
     codegen::DeviceBindings bindings = kernel.bind(data);
     for (auto& out : bindings.outputs) out.fill_bytes(0xFF);  // NaN in every float format
-    kernel.launch(bindings, state_->stream.get());
-    state_->stream.synchronize();
+    kernel.launch(bindings, state.stream.get());
+    state.stream.synchronize();
     std::vector<te::HostBuffer> outputs;
     for (std::size_t o = 0; o < program.outputs().size(); ++o) {
       outputs.emplace_back(program.outputs()[o].dtype(), program.outputs()[o].shape());
       bindings.outputs[o].copy_to_host(outputs.back().data(), outputs.back().size_bytes());
     }
-    const codegen::ReferenceCheck check =
-        codegen::check_outputs(workload_.reference, outputs, workload_.tolerance);
+    const codegen::ReferenceCheck check = codegen::check_outputs(reference, outputs, tolerance);
     m.max_rel_error = check.max_rel_error;
     if (!check.ok) {
       m.status = RecordStatus::kWrongAnswer;
@@ -72,7 +74,7 @@ Measurement GpuRunner::run(const schedule::Schedule& schedule, const std::string
     runtime::TimingOptions timing;
     timing.warmup = 5;
     timing.repeats = repeats;
-    m.times_us = state_->timer.measure([&](CUstream s) { kernel.launch(bindings, s); }, timing).samples_us;
+    m.times_us = state.timer.measure([&](CUstream s) { kernel.launch(bindings, s); }, timing).samples_us;
   } catch (const RuntimeError& error) {
     m.status = RecordStatus::kLaunchError;
     m.error = error.what();
@@ -80,6 +82,15 @@ Measurement GpuRunner::run(const schedule::Schedule& schedule, const std::string
     *unusable = true;
   }
   return m;
+}
+
+}  // namespace
+
+Measurement GpuRunner::run(const schedule::Schedule& schedule, const std::string& image, int repeats,
+                           bool* unusable) {
+  const codegen::KernelSource source = codegen::emit_kernel(workload_.plan, schedule, workload_.key);
+  return check_and_time(*state_, workload_.plan.program, source, image, workload_.inputs, workload_.reference,
+                        workload_.tolerance, repeats, unusable);
 }
 
 std::optional<double> GpuRunner::gemm_alone_us(int repeats) {
@@ -112,6 +123,53 @@ std::unique_ptr<IsolatedMeasurer> make_gpu_measurer(const GpuWorkload& workload,
                                                     IsolationOptions options) {
   return std::make_unique<IsolatedMeasurer>(
       [&workload, ordinal] { return std::make_unique<GpuRunner>(workload, ordinal); }, options);
+}
+
+B2BGpuWorkload prepare_b2b_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
+                                    std::uint64_t seed) {
+  B2BGpuWorkload workload{schedule::plan_b2b(program), te::workload_key(program), {}, {}};
+  const auto& first = workload.plan.first;
+  // Independent rows: a batch of a batched program (every operand is batch-major), else a row of X.
+  const bool batched = !first.batch.empty();
+  const std::int64_t rows = batched ? first.batch[0] : first.m;
+  std::vector<bool> row_indexed;
+  for (std::size_t i = 0; i < program.inputs().size(); ++i) {
+    const te::Tensor& t = program.inputs()[i];
+    workload.inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
+    row_indexed.push_back(batched ? t.shape().size() == first.a.shape().size() && t.shape()[0] == rows
+                                  : t.same_as(first.a));
+  }
+  // A batch of attention is a whole problem: compare three of them; MLP rows in blocks of 64 as usual.
+  workload.reference = codegen::compute_reference(program, row_indexed, rows, workload.inputs, rebuild,
+                                                  batched ? 1 : 512, batched ? 1 : 64);
+  return workload;
+}
+
+B2BGpuRunner::B2BGpuRunner(const B2BGpuWorkload& workload, int ordinal)
+    : workload_(workload), state_(std::make_unique<GpuRunner::State>(ordinal)) {}
+
+B2BGpuRunner::~B2BGpuRunner() = default;
+
+runtime::DeviceFingerprint B2BGpuRunner::target() { return runtime::read_fingerprint(state_->context.ordinal()); }
+
+Measurement B2BGpuRunner::run(const schedule::Schedule&, const std::string&, int, bool*) {
+  Measurement m;
+  m.status = RecordStatus::kLaunchError;
+  m.error = "a back-to-back workload is measured as the fused back-to-back kernel, not a fused-GEMM schedule";
+  return m;
+}
+
+Measurement B2BGpuRunner::run_b2b(const schedule::B2BSchedule& schedule, const std::string& image, int repeats,
+                                  bool* unusable) {
+  const codegen::KernelSource source = codegen::emit_b2b_kernel(workload_.plan, schedule, workload_.key);
+  return check_and_time(*state_, workload_.plan.program, source, image, workload_.inputs, workload_.reference,
+                        workload_.tolerance, repeats, unusable);
+}
+
+std::unique_ptr<IsolatedMeasurer> make_b2b_gpu_measurer(const B2BGpuWorkload& workload, int ordinal,
+                                                        IsolationOptions options) {
+  return std::make_unique<IsolatedMeasurer>(
+      [&workload, ordinal] { return std::make_unique<B2BGpuRunner>(workload, ordinal); }, options);
 }
 
 }  // namespace comfuse::search

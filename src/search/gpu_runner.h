@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/reference_check.h"
+#include "schedule/b2b_plan.h"
 #include "schedule/fusion_plan.h"
 #include "search/isolated_measurer.h"
 #include "te/host_buffer.h"
@@ -35,6 +36,7 @@ GpuWorkload prepare_workload(const te::Program& program, const codegen::RowProgr
 /// mark the device unusable.
 class GpuRunner : public CandidateRunner {
  public:
+  struct State;  // the worker's context, stream and CUPTI timer
   GpuRunner(const GpuWorkload& workload, int ordinal = 0);
   ~GpuRunner() override;
 
@@ -44,7 +46,6 @@ class GpuRunner : public CandidateRunner {
   std::optional<double> gemm_alone_us(int repeats) override;
 
  private:
-  struct State;
   const GpuWorkload& workload_;
   std::unique_ptr<State> state_;
 };
@@ -53,5 +54,40 @@ class GpuRunner : public CandidateRunner {
 /// `workload` (which must outlive it).
 std::unique_ptr<IsolatedMeasurer> make_gpu_measurer(const GpuWorkload& workload, int ordinal = 0,
                                                     IsolationOptions options = {});
+
+/// What every fused back-to-back candidate of one workload is measured against.
+struct B2BGpuWorkload {
+  schedule::B2BPlan plan;
+  std::string key;
+  std::vector<te::HostBuffer> inputs;
+  codegen::ReferenceRows reference;  // rows of X, or whole batches of a batched program
+  double tolerance = 1e-2;
+};
+
+/// Plans `program` as back to back (schedule::plan_b2b), draws its inputs and evaluates the reference on the
+/// compared rows (`rebuild` gives the program with fewer rows: of X, or batches when it is batched).
+B2BGpuWorkload prepare_b2b_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
+                                    std::uint64_t seed);
+
+/// Runs fused back-to-back candidates (run_b2b) like GpuRunner runs fused-GEMM ones; it has no cuBLAS baseline.
+class B2BGpuRunner : public CandidateRunner {
+ public:
+  B2BGpuRunner(const B2BGpuWorkload& workload, int ordinal = 0);
+  ~B2BGpuRunner() override;
+
+  runtime::DeviceFingerprint target() override;
+  Measurement run(const schedule::Schedule& schedule, const std::string& image, int repeats,
+                  bool* unusable) override;
+  Measurement run_b2b(const schedule::B2BSchedule& schedule, const std::string& image, int repeats,
+                      bool* unusable) override;
+  std::optional<double> gemm_alone_us(int) override { return std::nullopt; }
+
+ private:
+  const B2BGpuWorkload& workload_;
+  std::unique_ptr<GpuRunner::State> state_;
+};
+
+std::unique_ptr<IsolatedMeasurer> make_b2b_gpu_measurer(const B2BGpuWorkload& workload, int ordinal = 0,
+                                                        IsolationOptions options = {});
 
 }  // namespace comfuse::search

@@ -106,8 +106,11 @@ json measurement_to_json(std::uint64_t id, const Measurement& m, bool exiting) {
         std::ifstream file(request->at("image").get<std::string>(), std::ios::binary);
         std::stringstream image;
         image << file.rdbuf();
-        m = runner->run(schedule::schedule_from_json(request->at("schedule")), image.str(),
-                        request->at("repeats").get<int>(), &unusable);
+        const json& schedule = request->at("schedule");
+        const int repeats = request->at("repeats").get<int>();
+        m = schedule::is_b2b_schedule_json(schedule)
+                ? runner->run_b2b(schedule::b2b_schedule_from_json(schedule), image.str(), repeats, &unusable)
+                : runner->run(schedule::schedule_from_json(schedule), image.str(), repeats, &unusable);
       } catch (const std::exception& error) {
         m.status = RecordStatus::kLaunchError;
         m.error = error.what();
@@ -261,6 +264,13 @@ runtime::DeviceFingerprint IsolatedMeasurer::target() {
   return *target_;
 }
 
+Measurement CandidateRunner::run_b2b(const schedule::B2BSchedule&, const std::string&, int, bool*) {
+  Measurement m;
+  m.status = RecordStatus::kLaunchError;
+  m.error = "this workload's runner measures fused-GEMM kernels, not the fused back-to-back kernel";
+  return m;
+}
+
 Measurement IsolatedMeasurer::measure(const MeasureRequest& request) {
   const std::string image_path = scratch_dir_ + "/candidate.cubin";
   {
@@ -269,7 +279,7 @@ Measurement IsolatedMeasurer::measure(const MeasureRequest& request) {
     if (!file) throw RuntimeError("write", errno, "cannot write " + image_path);
   }
   const json message = {{"op", "measure"},
-                        {"schedule", schedule::to_json(request.schedule)},
+                        {"schedule", request.b2b ? schedule::to_json(*request.b2b) : schedule::to_json(request.schedule)},
                         {"image", image_path},
                         {"repeats", request.repeats}};
   const Reply reply = call(message.dump(), options_.candidate_timeout_s);

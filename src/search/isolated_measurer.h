@@ -22,6 +22,9 @@ class CandidateRunner {
   /// device unusable, set `*unusable`: the worker then exits and a fresh one takes over.
   virtual Measurement run(const schedule::Schedule& schedule, const std::string& image, int repeats,
                           bool* unusable) = 0;
+  /// The same for a fused back-to-back kernel. Runners of single-GEMM workloads answer kLaunchError.
+  virtual Measurement run_b2b(const schedule::B2BSchedule& schedule, const std::string& image, int repeats,
+                              bool* unusable);
   virtual std::optional<double> gemm_alone_us(int repeats) = 0;
 };
 

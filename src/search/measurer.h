@@ -7,6 +7,7 @@
 
 #include "runtime/fingerprint.h"
 #include "runtime/nvrtc_compiler.h"
+#include "schedule/b2b_schedule.h"
 #include "schedule/schedule.h"
 #include "search/tuning_record.h"
 
@@ -18,6 +19,7 @@ struct MeasureRequest {
   schedule::Schedule schedule;
   const runtime::CompiledProgram* compiled = nullptr;
   int repeats = 30;  // timed runs; each gives one sample
+  std::optional<schedule::B2BSchedule> b2b;  // set: the fused back-to-back kernel under it (`schedule` unused)
 };
 
 /// What measuring one candidate gave. `status` is kOk with samples, or the failure with `error` set.

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "codegen/b2b_emitter.h"
 #include "comfuse/version.h"
 #include "schedule/fusion_plan.h"
 #include "search/selection.h"
@@ -80,9 +81,8 @@ ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program&
     chosen = best_any;
   }
 
-  const schedule::FusionPlan plan = schedule::plan_fusion(program);
-  schedule::check_legal(plan, chosen->schedule);
-  codegen::KernelSource kernel = codegen::emit_kernel(plan, chosen->schedule, key);
+  codegen::KernelSource kernel = chosen->b2b ? codegen::emit_b2b_kernel(schedule::plan_b2b(program), *chosen->b2b, key)
+                                             : codegen::emit_kernel(schedule::plan_fusion(program), chosen->schedule, key);
   if (const std::string sha = sha256_hex(kernel.source); sha != chosen->source_sha256) {
     throw CompileError("the generated source differs from the log's: comfuse changed? (log " +
                        chosen->source_sha256 + ", now " + sha + ")");

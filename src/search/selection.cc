@@ -12,13 +12,14 @@ const TuningRecord* select_best(const std::vector<const TuningRecord*>& records)
   std::map<std::string, const TuningRecord*> latest;  // by canonical schedule JSON
   for (const TuningRecord* record : records) {
     if (record->status != RecordStatus::kOk || !record->median_us) continue;
-    latest[schedule::to_json(record->schedule).dump()] = record;
+    latest[schedule_text(*record)] = record;
   }
   if (latest.empty()) return nullptr;
   double fastest = *latest.begin()->second->median_us;
   for (const auto& [text, record] : latest) fastest = std::min(fastest, *record->median_us);
   const TuningRecord* best = nullptr;
-  auto resources = [](const TuningRecord* r) {
+  auto resources = [](const TuningRecord* r) {  // a key's records are all of one kernel kind
+    if (r->b2b) return std::make_pair(std::int64_t{r->b2b->stages}, r->b2b->overlap ? 1 : 0);
     return std::make_pair(r->schedule.shared_memory_bytes(), r->schedule.threads());
   };
   for (const auto& [text, record] : latest) {  // canonical order: the first of equals stays

@@ -98,6 +98,10 @@ std::optional<RecordStatus> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
+std::string schedule_text(const TuningRecord& record) {
+  return (record.b2b ? schedule::to_json(*record.b2b) : schedule::to_json(record.schedule)).dump();
+}
+
 json record_to_json(const TuningRecord& record) {
   json times = json::array();
   for (double t : record.times_us) times.push_back(t);
@@ -106,7 +110,7 @@ json record_to_json(const TuningRecord& record) {
       {"workload", {{"key", record.workload.key}, {"program", te::program_to_json(record.workload.program)}}},
       {"target", runtime::fingerprint_to_json(record.target)},
       {"compiler", {{"comfuse", record.compiler.comfuse}, {"options", record.compiler.options}}},
-      {"schedule", schedule::to_json(record.schedule)},
+      {"schedule", record.b2b ? schedule::to_json(*record.b2b) : schedule::to_json(record.schedule)},
       {"status", std::string(status_name(record.status))},
       {"error", record.error},
       {"times_us", times},
@@ -156,7 +160,11 @@ TuningRecord record_from_json(const json& j, const std::string& path) {
     record.compiler.options.push_back(options[i].get<std::string>());
   }
 
-  record.schedule = schedule::schedule_from_json(j.at("schedule"), join(path, "schedule"));
+  if (schedule::is_b2b_schedule_json(j.at("schedule"))) {
+    record.b2b = schedule::b2b_schedule_from_json(j.at("schedule"), join(path, "schedule"));
+  } else {
+    record.schedule = schedule::schedule_from_json(j.at("schedule"), join(path, "schedule"));
+  }
 
   const std::string status = read_string(j, path, "status");
   const auto parsed_status = parse_status(status);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/fingerprint.h"
+#include "schedule/b2b_schedule.h"
 #include "schedule/schedule.h"
 #include "te/program.h"
 
@@ -52,7 +53,9 @@ struct TuningRecord {
   Workload workload;
   runtime::DeviceFingerprint target;
   CompilerInfo compiler;
-  schedule::Schedule schedule;
+  schedule::Schedule schedule;  // of a fused-GEMM kernel; unused when `b2b` is set
+  /// Set for a fused back-to-back kernel of the whole program (its JSON "schedule" has "kernel": "b2b").
+  std::optional<schedule::B2BSchedule> b2b;
   RecordStatus status = RecordStatus::kOk;
   std::string error;                // empty for ok records
   std::vector<double> times_us;     // the samples; may be empty (failed candidates)
@@ -60,6 +63,9 @@ struct TuningRecord {
   std::string source_sha256;        // sha256_hex of the generated source (64 lowercase hex digits)
   std::string timestamp;            // ISO 8601, UTC ("2025-01-31T12:00:00Z")
 };
+
+/// The canonical JSON text of the record's schedule (fused-GEMM or back-to-back): its identity in a log.
+std::string schedule_text(const TuningRecord& record);
 
 /// The record as JSON with keys sorted: `record_to_json(r).dump()` is its canonical log line.
 nlohmann::json record_to_json(const TuningRecord& record);

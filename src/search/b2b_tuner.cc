@@ -1,0 +1,196 @@
+// The exhaustive tuner of the fused back-to-back kernel.
+#include "search/b2b_tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "codegen/b2b_emitter.h"
+#include "comfuse/version.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/kernel_timer.h"
+#include "search/selection.h"
+#include "search/tuning_log.h"
+#include "support/error.h"
+#include "support/sha256.h"
+#include "te/json.h"
+
+namespace comfuse::search {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Candidate {
+  schedule::B2BSchedule schedule;
+  codegen::KernelSource kernel;
+  std::optional<runtime::CompiledProgram> compiled;
+  std::string error;
+};
+
+class B2BTuner {
+ public:
+  B2BTuner(const te::Program& program, Measurer& measurer, const TuneOptions& options)
+      : options_(options),
+        measurer_(measurer),
+        program_(program),
+        key_(te::workload_key(program)),
+        plan_(schedule::plan_b2b(program)),
+        target_(measurer.target()),
+        start_(Clock::now()) {
+    compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
+    for (const schedule::B2BSchedule& s : schedule::b2b_schedule_space(plan_)) {
+      Candidate c;
+      c.schedule = s;
+      c.kernel = codegen::emit_b2b_kernel(plan_, s, key_);  // a CompileError here refuses the program
+      candidates_.push_back(std::move(c));
+    }
+    progress_.space = progress_.planned = static_cast<int>(candidates_.size());
+  }
+
+  TuneResult run() {
+    compile();
+    for (Candidate& c : candidates_) {
+      if (!c.compiled || over_budget()) continue;
+      measure(c, options_.repeats);
+      ++progress_.measured;
+    }
+    remeasure_contenders();
+    std::vector<const TuningRecord*> all;
+    for (const TuningRecord& r : records_) all.push_back(&r);
+    const TuningRecord* best = select_best(all);
+    if (best == nullptr) {
+      std::string failures;
+      for (std::size_t i = 0; i < records_.size() && i < 3; ++i) {
+        failures += "\n  " + std::string(status_name(records_[i].status)) + ": " + records_[i].error.substr(0, 300);
+      }
+      throw CompileError("no fused back-to-back candidate of " + std::to_string(candidates_.size()) +
+                         " for workload " + key_ + " ran correctly; the first failures:" + failures);
+    }
+    return TuneResult{*best,
+                      records_,
+                      progress_.space,
+                      progress_.compiled,
+                      progress_.measured,
+                      progress_.failed,
+                      std::chrono::duration<double>(Clock::now() - start_).count()};
+  }
+
+ private:
+  bool over_budget() const {
+    return options_.seconds > 0 && std::chrono::duration<double>(Clock::now() - start_).count() > options_.seconds;
+  }
+
+  void compile() {
+    const runtime::KernelCache cache;
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < candidates_.size(); i = next++) {
+        Candidate& c = candidates_[i];
+        try {
+          if (options_.compile) {
+            c.compiled = options_.compile(c.kernel);
+          } else {
+            runtime::CompileOptions compile_options;
+            compile_options.program_name = c.kernel.name + ".cu";
+            c.compiled = cache.compile(c.kernel.source, compile_options);
+          }
+        } catch (const std::exception& error) {
+          c.error = error.what();
+        }
+      }
+    };
+    const int jobs = options_.jobs > 0 ? options_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> threads;
+    for (int t = 1; t < std::min<int>(jobs, static_cast<int>(candidates_.size())); ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    for (const Candidate& c : candidates_) {
+      if (c.compiled) {
+        ++progress_.compiled;
+      } else {
+        ++progress_.failed;
+        write(record(c, RecordStatus::kCompileError, c.error.substr(0, 4000), {}));
+      }
+    }
+  }
+
+  void measure(const Candidate& c, int repeats) {
+    MeasureRequest request;
+    request.compiled = &*c.compiled;
+    request.repeats = repeats;
+    request.b2b = c.schedule;
+    const Measurement m = measurer_.measure(request);
+    if (m.status != RecordStatus::kOk) ++progress_.failed;
+    write(record(c, m.status, m.error, m.times_us));
+  }
+
+  // The schedules within twice the tie band of the fastest (at most four), measured again with more samples.
+  void remeasure_contenders() {
+    std::vector<std::pair<double, const Candidate*>> ok;
+    for (const TuningRecord& r : records_) {
+      if (r.status != RecordStatus::kOk || !r.median_us) continue;
+      for (const Candidate& c : candidates_) {
+        if (c.schedule == *r.b2b) ok.emplace_back(*r.median_us, &c);
+      }
+    }
+    if (ok.size() < 2 || over_budget()) return;
+    std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const double band = ok.front().first * (1 + 2 * kTieBand);
+    for (std::size_t i = 0; i < ok.size() && i < 4 && ok[i].first <= band; ++i) {
+      measure(*ok[i].second, options_.final_repeats);
+    }
+  }
+
+  TuningRecord record(const Candidate& c, RecordStatus status, const std::string& error,
+                      std::vector<double> times) const {
+    TuningRecord r(Workload{key_, program_});
+    r.target = target_;
+    r.compiler = CompilerInfo{kVersion, compile_options_};
+    r.b2b = c.schedule;
+    r.status = status;
+    r.error = status == RecordStatus::kOk ? "" : (error.empty() ? std::string(status_name(status)) : error);
+    if (status == RecordStatus::kOk && times.empty()) {
+      r.status = RecordStatus::kLaunchError;
+      r.error = "the measurer returned no samples";
+    }
+    if (!times.empty()) r.median_us = runtime::summarize(times).median_us;
+    r.times_us = std::move(times);
+    r.source_sha256 = sha256_hex(c.kernel.source);
+    r.timestamp = utc_timestamp();
+    return r;
+  }
+
+  void write(TuningRecord r) {
+    if (!options_.log_path.empty()) TuningLog(options_.log_path).append(r);
+    records_.push_back(std::move(r));
+    ++progress_.records_written;
+    const TuningRecord& last = records_.back();
+    if (last.status == RecordStatus::kOk && last.median_us &&
+        (!progress_.best_us || *last.median_us < *progress_.best_us)) {
+      progress_.best_us = last.median_us;
+      progress_.best = schedule::to_string(*last.b2b);
+    }
+    if (options_.progress) options_.progress(progress_);
+  }
+
+  const TuneOptions& options_;
+  Measurer& measurer_;
+  te::Program program_;
+  std::string key_;
+  schedule::B2BPlan plan_;
+  runtime::DeviceFingerprint target_;
+  Clock::time_point start_;
+  std::vector<std::string> compile_options_;
+  std::vector<Candidate> candidates_;
+  std::vector<TuningRecord> records_;
+  TuneProgress progress_;
+};
+
+}  // namespace
+
+TuneResult tune_b2b(const te::Program& program, Measurer& measurer, const TuneOptions& options) {
+  return B2BTuner(program, measurer, options).run();
+}
+
+}  // namespace comfuse::search
