@@ -235,6 +235,7 @@ int run(int argc, char** argv) {
       record["b2b_fused_us"] = fused.timing.median_us;
       record["b2b_fused_rel_err"] = fused.rel_error;
       record["b2b_fused_correct"] = fused.correct;
+      record["b2b_fused_schedule_source"] = row.fused_b2b->from_log ? "tuning_log" : "default";
       record["plan"] = "fused";
       record["ours_us"] = fused.correct ? nlohmann::json(fused.timing.median_us) : nlohmann::json();
       record["max_rel_err"] = fused.rel_error;
@@ -287,6 +288,7 @@ int run(int argc, char** argv) {
         record["b2b_fused_us"] = fused.timing.median_us;
         record["b2b_fused_rel_err"] = fused.rel_error;
         record["b2b_fused_correct"] = fused.correct;
+        record["b2b_fused_schedule_source"] = row.fused_b2b->from_log ? "tuning_log" : "default";
         std::printf("%-40s fused back-to-back kernel: %.1f us, rel err %.2e%s\n", row.name.c_str(),
                     fused.timing.median_us, fused.rel_error, fused.correct ? "" : "  WRONG");
         if (fused.correct && fused.timing.median_us < m.ours.median_us) {

@@ -43,6 +43,23 @@ std::int64_t fused_flops(const schedule::B2BPlan& plan) {
          (plan.first.m * plan.first.n * plan.first.k + plan.second.m * plan.second.n * plan.second.k);
 }
 
+// The fused back-to-back kernel of `whole`: the tuning log's winner for it where there is one, else the
+// default schedule's.
+codegen::KernelSource fused_source(const te::Program& whole, const std::vector<search::TuningRecord>& tuned,
+                                   const runtime::DeviceFingerprint& target, bool* from_log) {
+  if (!tuned.empty()) {
+    try {
+      codegen::KernelSource kernel = search::replay(tuned, whole, target).kernel;
+      *from_log = true;
+      return kernel;
+    } catch (const CompileError&) {
+      // no fused record for this workload and target: the default schedule
+    }
+  }
+  *from_log = false;
+  return codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{}, te::workload_key(whole));
+}
+
 }  // namespace
 
 Row prepare_row(const SuiteEntry& entry, const std::string& variant,
@@ -90,9 +107,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
     if (b2b_fused && row.parts.size() == 2) {
       row.fused_b2b.emplace(te::build_workload(entry.workload, entry.shape));
       try {
-        const te::Program& whole = row.fused_b2b->program;
-        row.fused_b2b->source = codegen::emit_b2b_kernel(schedule::plan_b2b(whole), codegen::B2BSchedule{},
-                                                         te::workload_key(whole));
+        row.fused_b2b->source = fused_source(row.fused_b2b->program, tuned, target, &row.fused_b2b->from_log);
       } catch (const CompileError& error) {
         row.fused_b2b->unsupported = error.what();
       }
@@ -103,8 +118,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
     if (b2b_fused) {
       try {
         FusedB2B fused(te::build_workload(entry.workload, entry.shape));
-        fused.source = codegen::emit_b2b_kernel(schedule::plan_b2b(fused.program), codegen::B2BSchedule{},
-                                                te::workload_key(fused.program));
+        fused.source = fused_source(fused.program, tuned, target, &fused.from_log);
         row.flops = fused_flops(schedule::plan_b2b(fused.program));
         row.fused_b2b.emplace(std::move(fused));
       } catch (const CompileError&) {

@@ -35,6 +35,7 @@ struct FusedB2B {
   runtime::CompiledProgram compiled;
   std::string unsupported;  // why it was not emitted, or empty
   std::string compile_error;
+  bool from_log = false;  // the tuning log's winner (else the default schedule)
 };
 
 struct Row {

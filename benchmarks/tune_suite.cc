@@ -18,12 +18,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/b2b_emitter.h"
 #include "schedule/b2b_plan.h"
+#include "search/b2b_tuner.h"
 #include "search/gpu_runner.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
 #include "suite.h"
 #include "support/error.h"
+#include "te/json.h"
 
 namespace comfuse::bench {
 namespace {
@@ -56,15 +59,39 @@ struct Outcome {
 
 // One kernel to tune: a suite row's program, or one part of a back-to-back row run as two kernels.
 struct Kernel {
-  std::string name;  // the row's instance name, with "/part1" or "/part2" for the parts
+  std::string name;  // the row's instance name, with "/part1", "/part2" or "/fused" for a back-to-back row
   te::Program program;
   codegen::RowProgramBuilder rebuild;
+  bool fused_b2b = false;  // the whole program as the fused back-to-back kernel
 };
+
+// The fused back-to-back kernel of a row, where the planner and the generator take it.
+std::optional<Kernel> fused_kernel_of(const SuiteEntry& entry, const std::string& name) {
+  const te::Program program = te::build_workload(entry.workload, entry.shape);
+  try {
+    codegen::emit_b2b_kernel(schedule::plan_b2b(program), {}, te::workload_key(program));
+  } catch (const CompileError&) {
+    return std::nullopt;
+  }
+  const std::string rows_axis = entry.shape.count("BH") != 0 ? "BH" : "M";
+  return Kernel{name + "/fused", program,
+                [entry, rows_axis](std::int64_t rows) {
+                  te::Shape shape = entry.shape;
+                  shape[rows_axis] = rows;
+                  return te::build_workload(entry.workload, shape);
+                },
+                true};
+}
 
 std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
   const std::string name = te::instance_name(te::workload_info(entry.workload), entry.shape);
-  const std::vector<te::Program> programs =
-      schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
+  std::vector<te::Program> programs;
+  try {
+    programs = schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
+  } catch (const CompileError&) {
+    if (std::optional<Kernel> fused = fused_kernel_of(entry, name)) return {*fused};  // attention
+    throw;
+  }
   std::vector<Kernel> kernels;
   for (std::size_t index = 0; index < programs.size(); ++index) {
     kernels.push_back(
@@ -75,6 +102,9 @@ std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
            return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(index);
          }});
   }
+  if (programs.size() == 2) {
+    if (std::optional<Kernel> fused = fused_kernel_of(entry, name)) kernels.push_back(*fused);
+  }
   return kernels;
 }
 
@@ -82,18 +112,27 @@ std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
 Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double timeout_s = 30) {
   const auto start = Clock::now();
   const te::Program& program = kernel.program;
-  const search::GpuWorkload workload = search::prepare_workload(program, kernel.rebuild, 1);
   search::IsolationOptions isolation;
   isolation.candidate_timeout_s = timeout_s;
-  const auto measurer = search::make_gpu_measurer(workload, 0, isolation);
-  search::TuneResult result = search::tune(program, *measurer, options);
+  std::optional<search::GpuWorkload> workload;
+  std::optional<search::B2BGpuWorkload> b2b_workload;
+  if (kernel.fused_b2b) {
+    b2b_workload = search::prepare_b2b_workload(program, kernel.rebuild, 1);
+  } else {
+    workload = search::prepare_workload(program, kernel.rebuild, 1);
+  }
+  const auto measurer = workload ? search::make_gpu_measurer(*workload, 0, isolation)
+                                 : search::make_b2b_gpu_measurer(*b2b_workload, 0, isolation);
+  search::TuneResult result = kernel.fused_b2b ? search::tune_b2b(program, *measurer, options)
+                                               : search::tune(program, *measurer, options);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const std::optional<double> gemm = measurer->gemm_alone_us(50);
-  double default_us = 0;
-  const schedule::Schedule fallback =
-      search::canonical(workload.plan, schedule::default_schedule(workload.plan));
+  double default_us = 0;  // of the default schedule
   for (const search::TuningRecord& r : result.records) {
-    if (r.schedule == fallback && r.median_us) default_us = *r.median_us;
+    const bool is_default =
+        workload ? r.schedule == search::canonical(workload->plan, schedule::default_schedule(workload->plan))
+                 : r.b2b == schedule::B2BSchedule{};
+    if (is_default && r.median_us) default_us = *r.median_us;
   }
   std::map<std::string, int> statuses;
   for (const search::TuningRecord& r : result.records) ++statuses[std::string(search::status_name(r.status))];
@@ -105,7 +144,7 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
                             {"measured", result.measured},
                             {"failed", result.failed},
                             {"statuses", statuses},
-                            {"winner", schedule::to_json(result.winner.schedule)},
+                            {"winner", nlohmann::json::parse(search::schedule_text(result.winner))},
                             {"winner_us", *result.winner.median_us},
                             {"default_us", default_us > 0 ? nlohmann::json(default_us) : nlohmann::json()},
                             {"cublas_gemm_us", gemm ? nlohmann::json(*gemm) : nlohmann::json()},

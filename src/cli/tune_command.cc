@@ -10,8 +10,11 @@
 #include <optional>
 #include <system_error>
 
+#include "codegen/b2b_emitter.h"
 #include "schedule/b2b_plan.h"
 #include "schedule/fusion_plan.h"
+#include "search/b2b_choice.h"
+#include "search/b2b_tuner.h"
 #include "search/gpu_runner.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
@@ -125,10 +128,40 @@ struct TunedPart {
   std::string label;
   te::Program program;
   codegen::RowProgramBuilder rebuild;  // the same part with fewer rows, for the reference check
+  bool fused_b2b = false;              // the whole back-to-back program as the fused B2B kernel
 };
 
+// The fused back-to-back kernel of the whole program, where the planner and the generator take it (else
+// nullopt, with the reason in `why`).
+std::optional<TunedPart> fused_b2b_part(const std::string& name, const te::Shape& shape, std::string* why) {
+  const te::Program program = te::build_workload(name, shape);
+  try {
+    codegen::emit_b2b_kernel(schedule::plan_b2b(program), {}, te::workload_key(program));
+  } catch (const CompileError& error) {
+    *why = error.what();
+    return std::nullopt;
+  }
+  // Independent rows of the reference check: batches of a batched program, else rows of X.
+  const std::string rows_axis = shape.count("BH") != 0 ? "BH" : "M";
+  const codegen::RowProgramBuilder rebuild = [name, shape, rows_axis](std::int64_t rows) {
+    te::Shape fewer_rows = shape;
+    fewer_rows[rows_axis] = rows;
+    return te::build_workload(name, fewer_rows);
+  };
+  return TunedPart{"the fused back-to-back kernel (GEMM1, the tiles between and GEMM2 in one)", program,
+                   rebuild, true};
+}
+
 std::vector<TunedPart> parts_of(const std::string& name, const te::Shape& shape) {
-  const std::vector<te::Program> programs = schedule::kernel_programs(te::build_workload(name, shape));
+  std::vector<te::Program> programs;
+  std::string why_not_fused;
+  try {
+    programs = schedule::kernel_programs(te::build_workload(name, shape));
+  } catch (const CompileError& error) {
+    // No two-kernel plan (batched attention): the fused back-to-back kernel alone, if it exists.
+    if (std::optional<TunedPart> fused = fused_b2b_part(name, shape, &why_not_fused)) return {*fused};
+    throw CompileError(std::string(error.what()) + "; " + why_not_fused);  // why_not_fused names the kernel
+  }
   std::vector<TunedPart> parts;
   for (std::size_t index = 0; index < programs.size(); ++index) {
     const codegen::RowProgramBuilder rebuild = [name, shape, index](std::int64_t rows) {
@@ -137,9 +170,14 @@ std::vector<TunedPart> parts_of(const std::string& name, const te::Shape& shape)
       return schedule::kernel_programs(te::build_workload(name, fewer_rows)).at(index);
     };
     const char* label = programs.size() == 1 ? "fused"
-                        : index == 0 ? "GEMM1 with the tiles between (the back-to-back program as two kernels)"
-                                     : "GEMM2 with its epilogue";
+                        : index == 0
+                            ? "GEMM1 with the tiles between (the back-to-back program as two kernels)"
+                            : "GEMM2 with its epilogue";
     parts.push_back({label, programs[index], rebuild});
+  }
+  // A back-to-back program is also tuned as the fused kernel; the guard then picks one plan from the records.
+  if (programs.size() == 2) {
+    if (std::optional<TunedPart> fused = fused_b2b_part(name, shape, &why_not_fused)) parts.push_back(*fused);
   }
   return parts;
 }
@@ -160,8 +198,9 @@ void print_summary(const TuneArgs& args, const te::Program& program, const runti
       << " (key " << te::workload_key(program) << ")\n";
   out << "target     " << target.name << " (" << target.arch << ", " << target.sms << " SMs), driver "
       << target.driver << ", CUDA " << target.cuda << ", NVRTC " << target.nvrtc << "\n";
-  out << "winner     " << schedule::to_string(winner.schedule) << "\n";
-  out << "schedule   " << schedule::to_json(winner.schedule).dump() << "\n";
+  out << "winner     "
+      << (winner.b2b ? schedule::to_string(*winner.b2b) : schedule::to_string(winner.schedule)) << "\n";
+  out << "schedule   " << search::schedule_text(winner) << "\n";
   out << "fused      " << format_us(*winner.median_us) << " (median of " << winner.times_us.size()
       << " samples)\n";
   if (gemm_us) {
@@ -233,17 +272,29 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       throw CompileError("cannot open tuning log '" + parsed.log_path + "' for appending");
     }
     const std::vector<TunedPart> parts = parts_of(parsed.workload, shape);
+    std::vector<search::TuningRecord> all_records;  // of every part, for the back-to-back guard
+    runtime::DeviceFingerprint last_target;
     for (std::size_t p = 0; p < parts.size(); ++p) {
       if (parts.size() > 1) {
-        out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": " << parts[p].label << "\n";
+        out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": " << parts[p].label
+            << "\n";
       }
-      const search::GpuWorkload workload = search::prepare_workload(parts[p].program, parts[p].rebuild, parsed.seed);
+      // One of the two is prepared: the single-GEMM workload or the fused B2B one.
+      std::optional<search::GpuWorkload> workload;
+      std::optional<search::B2BGpuWorkload> b2b_workload;
+      if (parts[p].fused_b2b) {
+        b2b_workload = search::prepare_b2b_workload(parts[p].program, parts[p].rebuild, parsed.seed);
+      } else {
+        workload = search::prepare_workload(parts[p].program, parts[p].rebuild, parsed.seed);
+      }
 
       // The measurer forks its supervisor here, before anything in this process touches CUDA: a child cannot
       // use a driver its parent initialised. Nothing below may call the driver directly.
       search::IsolationOptions isolation;
       isolation.candidate_timeout_s = parsed.timeout_s;
-      const std::unique_ptr<search::IsolatedMeasurer> measurer = search::make_gpu_measurer(workload, 0, isolation);
+      const std::unique_ptr<search::IsolatedMeasurer> measurer =
+          workload ? search::make_gpu_measurer(*workload, 0, isolation)
+                   : search::make_b2b_gpu_measurer(*b2b_workload, 0, isolation);
       runtime::DeviceFingerprint target;
       try {
         target = measurer->target();
@@ -256,8 +307,9 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       options.exhaustive = parsed.exhaustive;
       // A time budget alone bounds the run, so the trial cap is the whole space (not more: the tuner's first
       // batch is half the cap, compiled before anything is measured).
-      options.trials = parsed.seconds ? std::max(1, static_cast<int>(search::schedule_space(workload.plan).size()))
-                                      : parsed.trials.value_or(40);
+      options.trials = parsed.seconds && workload
+                           ? std::max(1, static_cast<int>(search::schedule_space(workload->plan).size()))
+                           : parsed.trials.value_or(40);
       options.seconds = parsed.seconds.value_or(0);
       options.repeats = parsed.repeats;
       options.log_path = parsed.log_path;
@@ -270,8 +322,12 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
           err << progress_line(progress) << "\n";
         }
       };
-      const search::TuneResult result = search::tune(parts[p].program, *measurer, options);
+      const search::TuneResult result = parts[p].fused_b2b
+                                            ? search::tune_b2b(parts[p].program, *measurer, options)
+                                            : search::tune(parts[p].program, *measurer, options);
       end_bar();
+      all_records.insert(all_records.end(), result.records.begin(), result.records.end());
+      last_target = target;
 
       std::optional<double> gemm_us;
       std::string gemm_note;
@@ -281,6 +337,12 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
         gemm_note = error.what();  // the tuning result stands without the baseline
       }
       print_summary(parsed, parts[p].program, target, result, gemm_us, gemm_note, out);
+    }
+    if (parts.size() > 1 && parts.back().fused_b2b) {
+      const search::B2BChoice choice =
+          search::choose_b2b(all_records, te::build_workload(parsed.workload, shape), last_target,
+                             {.allow_target_mismatch = false});
+      out << "\nplan       " << choice.reason << "\n";
     }
     return 0;
   } catch (const CompileError& error) {

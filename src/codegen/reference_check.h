@@ -27,7 +27,7 @@ using RowProgramBuilder = std::function<te::Program(std::int64_t rows)>;
 /// blocks of 64 rows. Computed once per workload and reused for every candidate kernel.
 struct ReferenceRows {
   std::vector<std::pair<std::int64_t, std::int64_t>> blocks;  // (first row, rows)
-  std::vector<std::vector<te::HostBuffer>> outputs;            // [block][output], program.outputs() order
+  std::vector<std::vector<te::HostBuffer>> outputs;           // [block][output], program.outputs() order
   std::vector<std::string> output_names;
   std::int64_t rows = 0;  // M of the whole program
 };
@@ -39,9 +39,10 @@ ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vec
 /// The same for any program whose outputs' first axis is independent rows (`rows` of them): `row_indexed[i]`
 /// says whether input i shares that axis (and is cut with it), the others are passed whole. Above `full_rows`
 /// rows, three blocks of `block_rows` (first, middle, last) are compared.
-ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& row_indexed, std::int64_t rows,
-                                const std::vector<te::HostBuffer>& inputs, const RowProgramBuilder& rebuild,
-                                std::int64_t full_rows = 512, std::int64_t block_rows = 64);
+ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& row_indexed,
+                                std::int64_t rows, const std::vector<te::HostBuffer>& inputs,
+                                const RowProgramBuilder& rebuild, std::int64_t full_rows = 512,
+                                std::int64_t block_rows = 64);
 
 /// Compares `gpu_outputs` (whole outputs, program.outputs() order) with reference rows computed before.
 ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<te::HostBuffer>& gpu_outputs,

@@ -8,15 +8,17 @@ namespace {
 
 constexpr int kMinStages = 2, kMaxStages = 6;
 
-std::int64_t k_blocks(const B2BPlan& plan) { return (plan.first.k + 63) / 64; }
+std::int64_t k_blocks(const B2BPlan& plan) {
+  return (plan.first.k + 63) / 64;
+}
 
 }  // namespace
 
 void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
   const std::string who = "fused back-to-back kernel: ";
   if (s.stages < kMinStages || s.stages > kMaxStages) {
-    throw CompileError(who + "stages=" + std::to_string(s.stages) + " is outside [" + std::to_string(kMinStages) +
-                       ", " + std::to_string(kMaxStages) + "]");
+    throw CompileError(who + "stages=" + std::to_string(s.stages) + " is outside [" +
+                       std::to_string(kMinStages) + ", " + std::to_string(kMaxStages) + "]");
   }
   if (s.stages < k_blocks(plan)) {
     throw CompileError(who + "stages=" + std::to_string(s.stages) + " is below the " +
@@ -43,7 +45,8 @@ bool is_b2b_schedule_json(const nlohmann::json& json) {
 }
 
 B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string& path) {
-  if (!is_b2b_schedule_json(json)) throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
+  if (!is_b2b_schedule_json(json))
+    throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
     if (key != "kernel" && key != "stages" && key != "overlap") {
       throw CompileError(path + ": unknown field '" + key + "'");
@@ -53,7 +56,8 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!json.contains("stages")) throw CompileError(path + ": missing field 'stages'");
   if (!json["stages"].is_number_integer()) throw CompileError(path + ".stages: expected an integer");
   const auto stages = json["stages"].get<std::int64_t>();
-  if (stages < 0 || stages > 64) throw CompileError(path + ".stages: " + std::to_string(stages) + " is out of range");
+  if (stages < 0 || stages > 64)
+    throw CompileError(path + ".stages: " + std::to_string(stages) + " is out of range");
   s.stages = static_cast<int>(stages);
   if (!json.contains("overlap")) throw CompileError(path + ": missing field 'overlap'");
   if (!json["overlap"].is_boolean()) throw CompileError(path + ".overlap: expected true or false");

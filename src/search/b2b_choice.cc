@@ -51,8 +51,9 @@ B2BChoice choose_b2b(const std::vector<TuningRecord>& records, const te::Program
     choice.reason = "two kernels " + us(*choice.unfused_us) + " (fused kernel: " + fused_why + ")";
   } else {
     choice.fused = *choice.fused_us < *choice.unfused_us;
-    const std::string both = us(*choice.fused_us) + " fused against " + us(*choice.unfused_us) + " for the two kernels (" +
-                             us(*choice.parts[0].record.median_us) + " + " + us(*choice.parts[1].record.median_us) + ")";
+    const std::string both = us(*choice.fused_us) + " fused against " + us(*choice.unfused_us) +
+                             " for the two kernels (" + us(*choice.parts[0].record.median_us) + " + " +
+                             us(*choice.parts[1].record.median_us) + ")";
     choice.reason = (choice.fused ? "fused kernel: " : "two kernels: the fused kernel loses, ") + both;
   }
   return choice;

@@ -62,7 +62,8 @@ class B2BTuner {
     if (best == nullptr) {
       std::string failures;
       for (std::size_t i = 0; i < records_.size() && i < 3; ++i) {
-        failures += "\n  " + std::string(status_name(records_[i].status)) + ": " + records_[i].error.substr(0, 300);
+        failures +=
+            "\n  " + std::string(status_name(records_[i].status)) + ": " + records_[i].error.substr(0, 300);
       }
       throw CompileError("no fused back-to-back candidate of " + std::to_string(candidates_.size()) +
                          " for workload " + key_ + " ran correctly; the first failures:" + failures);
@@ -78,7 +79,8 @@ class B2BTuner {
 
  private:
   bool over_budget() const {
-    return options_.seconds > 0 && std::chrono::duration<double>(Clock::now() - start_).count() > options_.seconds;
+    return options_.seconds > 0 &&
+           std::chrono::duration<double>(Clock::now() - start_).count() > options_.seconds;
   }
 
   void compile() {
@@ -100,9 +102,11 @@ class B2BTuner {
         }
       }
     };
-    const int jobs = options_.jobs > 0 ? options_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int jobs = options_.jobs > 0 ? options_.jobs
+                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::thread> threads;
-    for (int t = 1; t < std::min<int>(jobs, static_cast<int>(candidates_.size())); ++t) threads.emplace_back(work);
+    for (int t = 1; t < std::min<int>(jobs, static_cast<int>(candidates_.size())); ++t)
+      threads.emplace_back(work);
     work();
     for (std::thread& t : threads) t.join();
     for (const Candidate& c : candidates_) {

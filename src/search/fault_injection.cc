@@ -34,7 +34,8 @@ std::string inject_fault(const std::string& source, const std::string& kernel_na
   std::string code;
   switch (fault) {
     case Fault::kOutOfBoundsWrite:
-      code = "if (threadIdx.x == 0 && blockIdx.x == 0) *reinterpret_cast<volatile int*>(0xdead00000000ull) = 1;";
+      code =
+          "if (threadIdx.x == 0 && blockIdx.x == 0) *reinterpret_cast<volatile int*>(0xdead00000000ull) = 1;";
       break;
     case Fault::kTrap:
       code = "if (threadIdx.x == 0 && blockIdx.x == 0) asm volatile(\"trap;\");";

@@ -43,9 +43,10 @@ runtime::DeviceFingerprint GpuRunner::target() {
 namespace {
 
 // Loads `image` (the cubin of `source`), checks its outputs against the reference, then times it.
-Measurement check_and_time(GpuRunner::State& state, const te::Program& program, const codegen::KernelSource& source,
-                           const std::string& image, const std::vector<te::HostBuffer>& inputs,
-                           const codegen::ReferenceRows& reference, double tolerance, int repeats, bool* unusable) {
+Measurement check_and_time(GpuRunner::State& state, const te::Program& program,
+                           const codegen::KernelSource& source, const std::string& image,
+                           const std::vector<te::HostBuffer>& inputs, const codegen::ReferenceRows& reference,
+                           double tolerance, int repeats, bool* unusable) {
   Measurement m;
   runtime::CompiledProgram compiled;
   compiled.output = runtime::OutputKind::cubin;
@@ -114,8 +115,11 @@ std::optional<double> GpuRunner::gemm_alone_us(int repeats) {
   runtime::TimingOptions timing;
   timing.repeats = repeats;
   return state_->timer
-      .measure([&](CUstream s) { state_->cublas->run(x.get(), w.get(), y.get(), anchor.m, anchor.n, anchor.k, s); },
-               timing)
+      .measure(
+          [&](CUstream s) {
+            state_->cublas->run(x.get(), w.get(), y.get(), anchor.m, anchor.n, anchor.k, s);
+          },
+          timing)
       .median_us;
 }
 
@@ -150,7 +154,9 @@ B2BGpuRunner::B2BGpuRunner(const B2BGpuWorkload& workload, int ordinal)
 
 B2BGpuRunner::~B2BGpuRunner() = default;
 
-runtime::DeviceFingerprint B2BGpuRunner::target() { return runtime::read_fingerprint(state_->context.ordinal()); }
+runtime::DeviceFingerprint B2BGpuRunner::target() {
+  return runtime::read_fingerprint(state_->context.ordinal());
+}
 
 Measurement B2BGpuRunner::run(const schedule::Schedule&, const std::string&, int, bool*) {
   Measurement m;
@@ -159,8 +165,8 @@ Measurement B2BGpuRunner::run(const schedule::Schedule&, const std::string&, int
   return m;
 }
 
-Measurement B2BGpuRunner::run_b2b(const schedule::B2BSchedule& schedule, const std::string& image, int repeats,
-                                  bool* unusable) {
+Measurement B2BGpuRunner::run_b2b(const schedule::B2BSchedule& schedule, const std::string& image,
+                                  int repeats, bool* unusable) {
   const codegen::KernelSource source = codegen::emit_b2b_kernel(workload_.plan, schedule, workload_.key);
   return check_and_time(*state_, workload_.plan.program, source, image, workload_.inputs, workload_.reference,
                         workload_.tolerance, repeats, unusable);

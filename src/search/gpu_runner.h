@@ -19,10 +19,10 @@ namespace comfuse::search {
 /// What every candidate of one workload is measured against.
 struct GpuWorkload {
   schedule::FusionPlan plan;
-  std::string key;                    // te::workload_key of the program
+  std::string key;                     // te::workload_key of the program
   std::vector<te::HostBuffer> inputs;  // fresh random inputs, program.inputs() order
-  codegen::ReferenceRows reference;   // the CPU reference on the checked rows of those inputs
-  double tolerance = 1e-2;            // relative error a correct candidate stays within
+  codegen::ReferenceRows reference;    // the CPU reference on the checked rows of those inputs
+  double tolerance = 1e-2;             // relative error a correct candidate stays within
 };
 
 /// Plans `program`, draws its inputs from `seed` and evaluates the CPU reference on the rows a check
@@ -69,7 +69,8 @@ struct B2BGpuWorkload {
 B2BGpuWorkload prepare_b2b_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
                                     std::uint64_t seed);
 
-/// Runs fused back-to-back candidates (run_b2b) like GpuRunner runs fused-GEMM ones; it has no cuBLAS baseline.
+/// Runs fused back-to-back candidates (run_b2b) like GpuRunner runs fused-GEMM ones; it has no cuBLAS
+/// baseline.
 class B2BGpuRunner : public CandidateRunner {
  public:
   B2BGpuRunner(const B2BGpuWorkload& workload, int ordinal = 0);

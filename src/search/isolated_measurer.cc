@@ -165,7 +165,8 @@ struct IsolatedMeasurer::Reply {
 
 IsolatedMeasurer::IsolatedMeasurer(RunnerFactory factory, IsolationOptions options) : options_(options) {
   std::string dir = (std::filesystem::temp_directory_path() / "comfuse-measure-XXXXXX").string();
-  if (::mkdtemp(dir.data()) == nullptr) throw RuntimeError("mkdtemp", errno, std::strerror(errno) + (" in " + dir));
+  if (::mkdtemp(dir.data()) == nullptr)
+    throw RuntimeError("mkdtemp", errno, std::strerror(errno) + (" in " + dir));
   scratch_dir_ = dir;
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
@@ -203,12 +204,13 @@ void IsolatedMeasurer::ensure_ready() {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.startup_timeout_s);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const std::optional<json> message = receive_message(socket_, std::max<int>(0, left.count()));
     if (!message) {
-      throw RuntimeError("measuring worker", -1,
-                         "no worker became ready within " + std::to_string(options_.startup_timeout_s) + " s");
+      throw RuntimeError(
+          "measuring worker", -1,
+          "no worker became ready within " + std::to_string(options_.startup_timeout_s) + " s");
     }
     const std::string event = message->value("event", "");
     if (event == "ready") {
@@ -233,8 +235,8 @@ IsolatedMeasurer::Reply IsolatedMeasurer::call(const std::string& request_text, 
   if (!send_message(socket_, request)) throw RuntimeError("send", errno, "the measuring worker went away");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const std::optional<json> message = receive_message(socket_, std::max<int>(0, left.count()));
     if (!message) {
       ::kill(worker_, SIGKILL);
@@ -278,10 +280,11 @@ Measurement IsolatedMeasurer::measure(const MeasureRequest& request) {
     if (request.compiled != nullptr) file << request.compiled->image;
     if (!file) throw RuntimeError("write", errno, "cannot write " + image_path);
   }
-  const json message = {{"op", "measure"},
-                        {"schedule", request.b2b ? schedule::to_json(*request.b2b) : schedule::to_json(request.schedule)},
-                        {"image", image_path},
-                        {"repeats", request.repeats}};
+  const json message = {
+      {"op", "measure"},
+      {"schedule", request.b2b ? schedule::to_json(*request.b2b) : schedule::to_json(request.schedule)},
+      {"image", image_path},
+      {"repeats", request.repeats}};
   const Reply reply = call(message.dump(), options_.candidate_timeout_s);
   Measurement m;
   if (reply.timed_out) {
@@ -304,8 +307,7 @@ Measurement IsolatedMeasurer::measure(const MeasureRequest& request) {
 }
 
 std::optional<double> IsolatedMeasurer::gemm_alone_us(int repeats) {
-  const Reply reply =
-      call(json{{"op", "gemm"}, {"repeats", repeats}}.dump(), options_.candidate_timeout_s);
+  const Reply reply = call(json{{"op", "gemm"}, {"repeats", repeats}}.dump(), options_.candidate_timeout_s);
   if (reply.timed_out || reply.crashed || reply.message.at("gemm_us").is_null()) return std::nullopt;
   return reply.message.at("gemm_us").get<double>();
 }

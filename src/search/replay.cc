@@ -20,7 +20,9 @@ std::string quoted(const std::string& text) {
 
 // The release part of a version string: "0.1.0+abc1234" -> "0.1.0". Builds of one release differ in their
 // commit; a change in the code they generate is caught by the source hash instead.
-std::string release_of(const std::string& version) { return version.substr(0, version.find('+')); }
+std::string release_of(const std::string& version) {
+  return version.substr(0, version.find('+'));
+}
 
 // The first field that keeps `record` from replaying on `target` with this comfuse, as a message.
 std::optional<std::string> first_mismatch(const TuningRecord& record,
@@ -81,8 +83,9 @@ ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program&
     chosen = best_any;
   }
 
-  codegen::KernelSource kernel = chosen->b2b ? codegen::emit_b2b_kernel(schedule::plan_b2b(program), *chosen->b2b, key)
-                                             : codegen::emit_kernel(schedule::plan_fusion(program), chosen->schedule, key);
+  codegen::KernelSource kernel =
+      chosen->b2b ? codegen::emit_b2b_kernel(schedule::plan_b2b(program), *chosen->b2b, key)
+                  : codegen::emit_kernel(schedule::plan_fusion(program), chosen->schedule, key);
   if (const std::string sha = sha256_hex(kernel.source); sha != chosen->source_sha256) {
     throw CompileError("the generated source differs from the log's: comfuse changed? (log " +
                        chosen->source_sha256 + ", now " + sha + ")");

@@ -22,10 +22,11 @@ struct ReplayResult {
 
 /// Picks the winning `ok` record for te::workload_key(program) by select_best (the rule the tuner uses)
 /// among those whose target (name, arch, cc, sms, driver, cuda, nvrtc) matches `target` and whose
-/// compiler.comfuse is of this comfuse release (the part of kVersion before '+'). Re-plans `program`, checks the schedule's legality,
-/// regenerates the source and checks its SHA-256 against the record's source_sha256. Only the record's typed
-/// schedule reaches the source. CompileErrors: no record (or no ok record) for the key, naming it; every ok
-/// record for another target, naming the first field that differs in the fastest of them
+/// compiler.comfuse is of this comfuse release (the part of kVersion before '+'). Re-plans `program`, checks
+/// the schedule's legality, regenerates the source and checks its SHA-256 against the record's source_sha256.
+/// Only the record's typed schedule reaches the source. CompileErrors: no record (or no ok record) for the
+/// key, naming it; every ok record for another target, naming the first field that differs in the fastest of
+/// them
 /// (`target.name differs: log has 'NVIDIA H100', this machine is 'NVIDIA H200'`) unless
 /// options.allow_target_mismatch; an illegal schedule; `the generated source differs from the log's: comfuse
 /// changed? (log X, now Y)`.

@@ -25,7 +25,8 @@ std::vector<schedule::Schedule> schedule_space(const schedule::FusionPlan& plan,
 
 /// The legal canonical schedules one knob step away from `schedule` (the next value up or down of one knob;
 /// for the warp roles, each other roles/BM pair), in canonical order.
-std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
+std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
+                                           const schedule::Schedule& schedule,
                                            const schedule::TargetLimits& limits = {});
 
 /// The canonical order of schedules: by their JSON text (keys sorted). Deterministic tie-breaks use it.

@@ -26,7 +26,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using schedule::Schedule;
 
-std::string key_of(const Schedule& s) { return schedule::to_json(s).dump(); }
+std::string key_of(const Schedule& s) {
+  return schedule::to_json(s).dump();
+}
 
 struct Candidate {
   Schedule schedule;
@@ -51,7 +53,8 @@ class Tuner {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
     progress_.space = static_cast<int>(space_.size());
     progress_.planned = options.exhaustive ? progress_.space : std::min(options.trials, progress_.space);
-    jobs_ = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    jobs_ =
+        options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
 
   TuneResult run() {
@@ -80,7 +83,8 @@ class Tuner {
   }
 
   int trials_left() const {
-    return options_.exhaustive ? static_cast<int>(space_.size()) : options_.trials - static_cast<int>(tried_.size());
+    return options_.exhaustive ? static_cast<int>(space_.size())
+                               : options_.trials - static_cast<int>(tried_.size());
   }
 
   int batch_size() const { return std::max(jobs_, 8); }
@@ -91,7 +95,8 @@ class Tuner {
     for (const Schedule& s : space_) {
       if (!tried_.count(key_of(s))) ranked.emplace_back(model_.predict_us(s), s);
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Schedule> out;
     for (auto& entry : ranked) out.push_back(entry.second);
     return out;
@@ -141,7 +146,8 @@ class Tuner {
         if (!tried_.count(key_of(n))) near.emplace_back(model_.predict_us(n), n);
       }
     }
-    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(near.begin(), near.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [predicted, s] : near) take(batch, s, limit / 2 + limit % 2);
     for (const Schedule& s : ranked_untried()) take(batch, s, limit);
     return batch;
@@ -188,7 +194,8 @@ class Tuner {
       }
     };
     std::vector<std::thread> threads;
-    for (int t = 1; t < std::min<int>(jobs_, static_cast<int>(candidates.size())); ++t) threads.emplace_back(work);
+    for (int t = 1; t < std::min<int>(jobs_, static_cast<int>(candidates.size())); ++t)
+      threads.emplace_back(work);
     work();
     for (std::thread& t : threads) t.join();
     for (Candidate& c : candidates) {
@@ -235,12 +242,17 @@ class Tuner {
       std::string failures;
       int shown = 0;
       for (const TuningRecord& r : records_) {
-        if (shown++ < 3) failures += "\n  " + std::string(status_name(r.status)) + ": " + r.error.substr(0, 300);
+        if (shown++ < 3)
+          failures += "\n  " + std::string(status_name(r.status)) + ": " + r.error.substr(0, 300);
       }
       throw CompileError("no candidate of " + std::to_string(tried_.size()) + " for workload " + key_ +
                          " ran correctly; the first failures:" + failures);
     }
-    TuneResult result{*best, records_, progress_.space, progress_.compiled, progress_.measured,
+    TuneResult result{*best,
+                      records_,
+                      progress_.space,
+                      progress_.compiled,
+                      progress_.measured,
                       progress_.failed,
                       std::chrono::duration<double>(Clock::now() - start_).count()};
     return result;
@@ -270,7 +282,8 @@ class Tuner {
     records_.push_back(std::move(record));
     ++progress_.records_written;
     const TuningRecord& r = records_.back();
-    if (r.status == RecordStatus::kOk && r.median_us && (!progress_.best_us || *r.median_us < *progress_.best_us)) {
+    if (r.status == RecordStatus::kOk && r.median_us &&
+        (!progress_.best_us || *r.median_us < *progress_.best_us)) {
       progress_.best_us = r.median_us;
       progress_.best = schedule::to_string(r.schedule);
     }

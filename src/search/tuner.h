@@ -34,13 +34,13 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-  int trials = 40;         // candidates to try at most (compiled or not); ignored when exhaustive
-  double seconds = 0;      // wall-clock budget when positive: no compile or measurement starts after it
+  int trials = 40;          // candidates to try at most (compiled or not); ignored when exhaustive
+  double seconds = 0;       // wall-clock budget when positive: no compile or measurement starts after it
   bool exhaustive = false;  // try the whole pruned space
-  int repeats = 30;        // CUPTI samples per candidate
+  int repeats = 30;         // CUPTI samples per candidate
   int final_repeats = 100;  // samples when the candidates near the best are measured again
-  int jobs = 0;            // NVRTC threads; 0: every core
-  std::string log_path;    // each record is appended here as it is made; empty: no log
+  int jobs = 0;             // NVRTC threads; 0: every core
+  std::string log_path;     // each record is appended here as it is made; empty: no log
   CompileFunction compile;  // empty: KernelCache at its default directory, NVRTC options as compile()'s
   /// The NVRTC options recorded in each record (compiler.options); empty: runtime::nvrtc_options({}).
   std::vector<std::string> compile_options;

@@ -100,17 +100,27 @@ TEST(TuneCommand, UnknownWorkloadListsTheValidOnes) {
 }
 
 TEST(TuneCommand, UnfusableWorkloadIsExitCode2) {
-  const TuneRun run = tune({"attention", "--shape", "BH=2,L=64,D=64"});
+  // D=72: no two-kernel plan (batched), and the fused kernel reads V in boxes of 64 columns.
+  const TuneRun run = tune({"attention", "--shape", "BH=2,L=64,D=72"});
   EXPECT_EQ(run.code, 2);
   EXPECT_NE(run.err.find("batched contraction"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("; as two kernels: "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("; fused back-to-back kernel: 'V' is [K, O] with O=72"), std::string::npos)
+      << run.err;
 }
 
-TEST(TuneCommand, BackToBackWorkloadIsTunedAsTwoKernels) {
+TEST(TuneCommand, BackToBackWorkloadIsTunedAsTwoKernelsAndAsTheFusedKernel) {
   if (gpu_expected()) GTEST_SKIP() << "a GPU is present: this test is for machines without one";
   const TuneRun run = tune({"mlp_relu", "--shape", "M=64,K=64,N=64,O=64"});
-  EXPECT_EQ(run.code, 3);  // planned as two parts, then no GPU to measure the first
-  EXPECT_NE(run.out.find("== part 1 of 2: GEMM1 with the tiles between"), std::string::npos) << run.out;
+  EXPECT_EQ(run.code, 3);  // planned as two parts and the fused kernel, then no GPU to measure the first
+  EXPECT_NE(run.out.find("== part 1 of 3: GEMM1 with the tiles between"), std::string::npos) << run.out;
+}
+
+TEST(TuneCommand, AttentionIsTunedAsTheFusedKernel) {
+  if (gpu_expected()) GTEST_SKIP() << "a GPU is present: this test is for machines without one";
+  const TuneRun run = tune({"attention", "--shape", "BH=2,L=64,D=64,CAUSAL=1"});
+  EXPECT_EQ(run.code, 3) << run.err;  // planned (no two-kernel plan), then no GPU
+  EXPECT_TRUE(run.err.starts_with("comfuse tune: no GPU: ")) << run.err;
 }
 
 TEST(TuneCommand, NoGpuIsExitCode3) {

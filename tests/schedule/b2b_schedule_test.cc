@@ -45,17 +45,24 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
   j.erase("stages");
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule: missing field 'stages'");
   EXPECT_FALSE(is_b2b_schedule_json(nlohmann::json{{"bm", 128}}));
-  EXPECT_EQ(te::error_of([] { b2b_schedule_from_json(nlohmann::json{{"bm", 128}}); }),
+  EXPECT_EQ(te::error_of([] {
+              b2b_schedule_from_json(nlohmann::json{{"bm", 128}});
+            }),
             "schedule: not a back-to-back schedule (kernel \"b2b\")");
 }
 
 TEST(B2BSchedule, IllegalStagesNameTheKnob) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 64}, {"K", 256}, {"N", 64}, {"O", 64}});
-  EXPECT_EQ(te::error_of([&] { check_legal(mlp, B2BSchedule{7, false}); }),
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(mlp, B2BSchedule{7, false});
+            }),
             "fused back-to-back kernel: stages=7 is outside [2, 6]");
-  EXPECT_EQ(te::error_of([&] { check_legal(mlp, B2BSchedule{3, true}); }),
-            "fused back-to-back kernel: stages=3 is below the 4 K blocks of K=256: GEMM1 of a chunk holds all its "
-            "W1 boxes in the ring until it completes");
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(mlp, B2BSchedule{3, true});
+      }),
+      "fused back-to-back kernel: stages=3 is below the 4 K blocks of K=256: GEMM1 of a chunk holds all its "
+      "W1 boxes in the ring until it completes");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Tuning the fused back-to-back kernel, its records in the log, their replay, and the profitability guard that
-// picks the fused kernel or the two-kernel plan from measured records.
+// Tuning the fused back-to-back kernel, its records in the log, their replay, and the profitability guard
+// that picks the fused kernel or the two-kernel plan from measured records.
 #include "search/b2b_tuner.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,9 @@
 namespace comfuse::search {
 namespace {
 
-te::Program small_mlp() { return te::build_workload("mlp_relu", {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}}); }
+te::Program small_mlp() {
+  return te::build_workload("mlp_relu", {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}});
+}
 
 // Answers B2B candidates with a time that falls with stages and is lower with overlap; fails stages=3 as a
 // wrong answer; refuses fused-GEMM requests (this workload has none).
@@ -65,7 +67,8 @@ TEST(B2BTuner, RefusesProgramsTheFusedKernelDoesNotTake) {
   B2BTimes measurer(100);
   const te::Program wide = te::build_workload("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}});
   EXPECT_EQ(te::error_of([&] { tune_b2b(wide, measurer, fake_options()); }),
-            "fused back-to-back kernel: GEMM2 has O=1024 columns: one warpgroup's accumulator holds a multiple of 8 "
+            "fused back-to-back kernel: GEMM2 has O=1024 columns: one warpgroup's accumulator holds a "
+            "multiple of 8 "
             "up to 256");
   EXPECT_EQ(measurer.measured, 0);
 }
@@ -83,7 +86,8 @@ TEST(B2BTuner, RecordsRoundTripAndReplayIntoTheSameKernel) {
   const ReplayResult replayed = replay(result.records, small_mlp(), h200());
   EXPECT_EQ(*replayed.record.b2b, *winner.b2b);
   EXPECT_EQ(sha256_hex(replayed.kernel.source), winner.source_sha256);
-  EXPECT_NE(replayed.kernel.source.find("fused back-to-back kernel, stages=6, GEMMs overlapped"), std::string::npos);
+  EXPECT_NE(replayed.kernel.source.find("fused back-to-back kernel, stages=6, GEMMs overlapped"),
+            std::string::npos);
 }
 
 // The two parts of small_mlp(), each with one measured record of its default schedule.
@@ -108,7 +112,8 @@ std::vector<TuningRecord> part_records(double first_us, double second_us) {
 
 TEST(B2BChoice, TheFusedKernelRunsOnlyWhereItBeatsTheTwoKernels) {
   B2BTimes measurer(100);
-  const std::vector<TuningRecord> fused = tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 89 us
+  const std::vector<TuningRecord> fused =
+      tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 89 us
 
   std::vector<TuningRecord> losing = fused;
   for (TuningRecord& r : part_records(40, 30)) losing.push_back(std::move(r));
@@ -116,8 +121,9 @@ TEST(B2BChoice, TheFusedKernelRunsOnlyWhereItBeatsTheTwoKernels) {
   EXPECT_FALSE(loses.fused);
   EXPECT_DOUBLE_EQ(*loses.fused_us, 89);
   EXPECT_DOUBLE_EQ(*loses.unfused_us, 70);
-  EXPECT_EQ(loses.reason, "two kernels: the fused kernel loses, 89.0 us fused against 70.0 us for the two kernels "
-                          "(40.0 us + 30.0 us)");
+  EXPECT_EQ(loses.reason,
+            "two kernels: the fused kernel loses, 89.0 us fused against 70.0 us for the two kernels "
+            "(40.0 us + 30.0 us)");
 
   std::vector<TuningRecord> winning = fused;
   for (TuningRecord& r : part_records(60, 50)) winning.push_back(std::move(r));
@@ -130,9 +136,11 @@ TEST(B2BChoice, TheFusedKernelRunsOnlyWhereItBeatsTheTwoKernels) {
   EXPECT_TRUE(choose_b2b(fused, small_mlp(), h200()).fused);
   const B2BChoice only_parts = choose_b2b(part_records(40, 30), small_mlp(), h200());
   EXPECT_FALSE(only_parts.fused);
-  EXPECT_NE(only_parts.reason.find("fused kernel: no record for workload"), std::string::npos) << only_parts.reason;
+  EXPECT_NE(only_parts.reason.find("fused kernel: no record for workload"), std::string::npos)
+      << only_parts.reason;
   const std::string neither = te::error_of([] { choose_b2b({}, small_mlp(), h200()); });
-  EXPECT_NE(neither.find("no plan for this back-to-back workload: fused kernel: no record"), std::string::npos)
+  EXPECT_NE(neither.find("no plan for this back-to-back workload: fused kernel: no record"),
+            std::string::npos)
       << neither;
 }
 
