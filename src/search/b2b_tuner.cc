@@ -148,35 +148,13 @@ class B2BTuner {
 
   TuningRecord record(const Candidate& c, RecordStatus status, const std::string& error,
                       std::vector<double> times) const {
-    TuningRecord r(Workload{key_, program_});
-    r.target = target_;
-    r.compiler = CompilerInfo{kVersion, compile_options_};
+    TuningRecord r = candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_},
+                                      status, error, std::move(times), c.kernel.source);
     r.b2b = c.schedule;
-    r.status = status;
-    r.error = status == RecordStatus::kOk ? "" : (error.empty() ? std::string(status_name(status)) : error);
-    if (status == RecordStatus::kOk && times.empty()) {
-      r.status = RecordStatus::kLaunchError;
-      r.error = "the measurer returned no samples";
-    }
-    if (!times.empty()) r.median_us = runtime::summarize(times).median_us;
-    r.times_us = std::move(times);
-    r.source_sha256 = sha256_hex(c.kernel.source);
-    r.timestamp = utc_timestamp();
     return r;
   }
 
-  void write(TuningRecord r) {
-    if (!options_.log_path.empty()) TuningLog(options_.log_path).append(r);
-    records_.push_back(std::move(r));
-    ++progress_.records_written;
-    const TuningRecord& last = records_.back();
-    if (last.status == RecordStatus::kOk && last.median_us &&
-        (!progress_.best_us || *last.median_us < *progress_.best_us)) {
-      progress_.best_us = last.median_us;
-      progress_.best = schedule::to_string(*last.b2b);
-    }
-    if (options_.progress) options_.progress(progress_);
-  }
+  void write(TuningRecord r) { keep_record(std::move(r), options_, records_, progress_); }
 
   const TuneOptions& options_;
   Measurer& measurer_;

@@ -260,35 +260,13 @@ class Tuner {
 
   TuningRecord make_record(const Candidate& c, RecordStatus status, const std::string& error,
                            std::vector<double> times) const {
-    TuningRecord r(Workload{key_, program_});
-    r.target = target_;
-    r.compiler = CompilerInfo{kVersion, compile_options_};
+    TuningRecord r = candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_},
+                                      status, error, std::move(times), c.kernel.source);
     r.schedule = c.schedule;
-    r.status = status;
-    r.error = status == RecordStatus::kOk ? "" : (error.empty() ? std::string(status_name(status)) : error);
-    if (status == RecordStatus::kOk && times.empty()) {
-      r.status = RecordStatus::kLaunchError;
-      r.error = "the measurer returned no samples";
-    }
-    if (!times.empty()) r.median_us = runtime::summarize(times).median_us;
-    r.times_us = std::move(times);
-    r.source_sha256 = sha256_hex(c.kernel.source);
-    r.timestamp = utc_timestamp();
     return r;
   }
 
-  void write(TuningRecord record) {
-    if (!options_.log_path.empty()) TuningLog(options_.log_path).append(record);
-    records_.push_back(std::move(record));
-    ++progress_.records_written;
-    const TuningRecord& r = records_.back();
-    if (r.status == RecordStatus::kOk && r.median_us &&
-        (!progress_.best_us || *r.median_us < *progress_.best_us)) {
-      progress_.best_us = r.median_us;
-      progress_.best = schedule::to_string(r.schedule);
-    }
-    if (options_.progress) options_.progress(progress_);
-  }
+  void write(TuningRecord record) { keep_record(std::move(record), options_, records_, progress_); }
 
   const TuneOptions& options_;
   Measurer& measurer_;
@@ -309,6 +287,19 @@ class Tuner {
 };
 
 }  // namespace
+
+void keep_record(TuningRecord record, const TuneOptions& options, std::vector<TuningRecord>& records,
+                 TuneProgress& progress) {
+  if (!options.log_path.empty()) TuningLog(options.log_path).append(record);
+  records.push_back(std::move(record));
+  ++progress.records_written;
+  const TuningRecord& r = records.back();
+  if (r.status == RecordStatus::kOk && r.median_us && (!progress.best_us || *r.median_us < *progress.best_us)) {
+    progress.best_us = r.median_us;
+    progress.best = r.b2b ? schedule::to_string(*r.b2b) : schedule::to_string(r.schedule);
+  }
+  if (options.progress) options.progress(progress);
+}
 
 TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options) {
   return Tuner(program, measurer, options).run();

@@ -59,6 +59,11 @@ struct TuneResult {
   double seconds = 0;
 };
 
+/// Appends a candidate's `record` to options.log_path (when set) and to `records`, updates `progress` (records
+/// written; the fastest ok median and its schedule) and reports it to options.progress. Both tuners use it.
+void keep_record(TuningRecord record, const TuneOptions& options, std::vector<TuningRecord>& records,
+                 TuneProgress& progress);
+
 /// Tunes `program` on `measurer`'s device. Search: the schedule space pruned by legality; the default
 /// schedule and the model's best few of each model family first; then, batch by batch, the untried
 /// one-knob neighbours of the three fastest schedules and the best untried schedules, ranked by the cost

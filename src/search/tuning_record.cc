@@ -5,7 +5,9 @@
 #include <ctime>
 #include <set>
 
+#include "runtime/kernel_timer.h"
 #include "support/error.h"
+#include "support/sha256.h"
 #include "te/json.h"
 
 namespace comfuse::search {
@@ -96,6 +98,25 @@ std::optional<RecordStatus> parse_status(std::string_view name) {
     if (status_name(status) == name) return status;
   }
   return std::nullopt;
+}
+
+TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprint& target, CompilerInfo compiler,
+                              RecordStatus status, const std::string& error, std::vector<double> times,
+                              const std::string& source) {
+  TuningRecord r(std::move(workload));
+  r.target = target;
+  r.compiler = std::move(compiler);
+  r.status = status;
+  r.error = status == RecordStatus::kOk ? "" : (error.empty() ? std::string(status_name(status)) : error);
+  if (status == RecordStatus::kOk && times.empty()) {
+    r.status = RecordStatus::kLaunchError;
+    r.error = "the measurer returned no samples";
+  }
+  if (!times.empty()) r.median_us = runtime::summarize(times).median_us;
+  r.times_us = std::move(times);
+  r.source_sha256 = sha256_hex(source);
+  r.timestamp = utc_timestamp();
+  return r;
 }
 
 std::string schedule_text(const TuningRecord& record) {
