@@ -9,6 +9,8 @@
 #include "runtime/driver.h"
 #include "runtime/fingerprint.h"
 #include "runtime/nvrtc_compiler.h"
+#include "schedule/b2b_plan.h"
+#include "search/b2b_choice.h"
 #include "search/replay.h"
 #include "search/selection.h"
 #include "search/tuning_log.h"
@@ -121,6 +123,51 @@ std::optional<ReplayArgs> parse_args(const std::vector<std::string>& args, std::
   return parsed;
 }
 
+// The two kernels of a back-to-back program (empty for any other program; a batched one without a two-kernel
+// plan has the fused kernel alone, returned as the program itself).
+std::vector<te::Program> back_to_back_parts(const te::Program& program) {
+  try {
+    schedule::plan_b2b(program);
+  } catch (const CompileError&) {
+    return {};
+  }
+  try {
+    return schedule::kernel_programs(program);
+  } catch (const CompileError&) {
+    return {program};
+  }
+}
+
+// A key of the back-to-back program that the log has records of: the whole program's, else a part's.
+std::string key_with_records(const std::vector<search::TuningRecord>& records, const te::Program& program,
+                             const std::vector<te::Program>& parts) {
+  std::vector<std::string> keys = {te::workload_key(program)};
+  for (const te::Program& part : parts) keys.push_back(te::workload_key(part));
+  for (const std::string& key : keys) {
+    for (const search::TuningRecord& r : records) {
+      if (r.workload.key == key) return key;
+    }
+  }
+  return keys.front();
+}
+
+// Writes the replayed kernel and says which record it came from.
+void write_replayed(const search::ReplayResult& replayed, const std::string& directory, std::ostream& out) {
+  const KernelFiles files = write_kernel_files(replayed.kernel, directory);
+  const search::TuningRecord& record = replayed.record;
+  const runtime::DeviceFingerprint& measured_on = record.target;
+  char median[32];
+  std::snprintf(median, sizeof(median), "%.1f us", *record.median_us);
+  out << "record     "
+      << (record.b2b ? schedule::to_string(*record.b2b) : schedule::to_string(record.schedule)) << "\n";
+  out << "schedule   " << search::schedule_text(record) << "\n";
+  out << "median     " << median << " (" << record.times_us.size() << " samples) measured "
+      << record.timestamp << " on " << measured_on.name << ", driver " << measured_on.driver << ", CUDA "
+      << measured_on.cuda << ", NVRTC " << measured_on.nvrtc << "\n";
+  out << "source     sha256 " << record.source_sha256 << " (the regenerated source matches the log)\n";
+  out << "wrote      " << files.source_path << " and " << files.cubin_path << "\n";
+}
+
 }  // namespace
 
 int run_replay(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -132,26 +179,28 @@ int run_replay(const std::vector<std::string>& args, std::ostream& out, std::ost
     const te::Shape shape = parsed->shape_text.empty() ? te::Shape{} : te::parse_shape(parsed->shape_text);
     const te::Program program = te::build_workload(parsed->workload, shape);
     const std::string key = te::workload_key(program);
-    const ChosenTarget target = choose_target(*parsed, log.records, key);
-
-    const search::ReplayResult replayed = search::replay(
-        log.records, program, target.fingerprint, search::ReplayOptions{parsed->allow_target_mismatch});
-    const KernelFiles files = write_kernel_files(replayed.kernel, parsed->directory);
-
-    const search::TuningRecord& record = replayed.record;
-    const runtime::DeviceFingerprint& measured_on = record.target;
-    char median[32];
-    std::snprintf(median, sizeof(median), "%.1f us", *record.median_us);
     out << "workload   " << parsed->workload << " "
         << te::format_shape(te::workload_info(parsed->workload), shape) << " (key " << key << ")\n";
+    const search::ReplayOptions options{parsed->allow_target_mismatch};
+    const std::vector<te::Program> parts = back_to_back_parts(program);
+    if (parts.empty()) {
+      const ChosenTarget target = choose_target(*parsed, log.records, key);
+      out << "target     " << target.why << "\n";
+      write_replayed(search::replay(log.records, program, target.fingerprint, options), parsed->directory,
+                     out);
+      return 0;
+    }
+    // Back to back: the fused kernel or the two kernels, whichever the log's records say is faster.
+    const std::string any_key = key_with_records(log.records, program, parts);
+    const ChosenTarget target = choose_target(*parsed, log.records, any_key);
     out << "target     " << target.why << "\n";
-    out << "record     " << schedule::to_string(record.schedule) << "\n";
-    out << "schedule   " << schedule::to_json(record.schedule).dump() << "\n";
-    out << "median     " << median << " (" << record.times_us.size() << " samples) measured "
-        << record.timestamp << " on " << measured_on.name << ", driver " << measured_on.driver << ", CUDA "
-        << measured_on.cuda << ", NVRTC " << measured_on.nvrtc << "\n";
-    out << "source     sha256 " << record.source_sha256 << " (the regenerated source matches the log)\n";
-    out << "wrote      " << files.source_path << " and " << files.cubin_path << "\n";
+    const search::B2BChoice choice = search::choose_b2b(log.records, program, target.fingerprint, options);
+    out << "plan       " << choice.reason << "\n";
+    if (choice.fused) {
+      write_replayed(*choice.fused_kernel, parsed->directory, out);
+    } else {
+      for (const search::ReplayResult& part : choice.parts) write_replayed(part, parsed->directory, out);
+    }
     return 0;
   } catch (const CompileError& error) {
     err << "comfuse replay: " << error.what() << "\n";

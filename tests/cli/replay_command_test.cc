@@ -98,6 +98,22 @@ class ReplayCommand : public ::testing::Test {
   std::string log_, out_dir_, out_, err_;
 };
 
+TEST_F(ReplayCommand, BackToBackWorkloadTakesThePlanTheRecordsFavour) {
+  // The shipped log holds the small suite MLP's two kernels and no fused kernel: the guard keeps the two.
+  std::ostringstream out, err;
+  const std::string shipped = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
+  ASSERT_EQ(run_replay({"--log", shipped, "mlp_relu", "--target", "NVIDIA H200", "-o", out_dir_}, out, err),
+            0)
+      << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("plan       two kernels "), std::string::npos) << text;
+  EXPECT_NE(text.find("(fused kernel: no record for workload"), std::string::npos) << text;
+  std::size_t written = 0;
+  for (std::size_t at = text.find("wrote "); at != std::string::npos; at = text.find("wrote ", at + 1))
+    ++written;
+  EXPECT_EQ(written, 2u) << text;
+}
+
 TEST_F(ReplayCommand, WritesTheFastestLoggedKernel) {
   const search::TuningRecord slow = make_record(20), fast = make_record(5, 1);
   append(slow);

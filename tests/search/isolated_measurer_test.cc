@@ -19,12 +19,13 @@ namespace comfuse::search {
 namespace {
 
 // Misbehaves according to the schedule's BN: 16 aborts (a crash by signal; SIGABRT rather than SIGSEGV so
-// that sanitizer builds, which catch SIGSEGV themselves, see the same thing), 32 hangs, 48 throws a CUDA-like error (device
-// unusable), 80 exits the process, anything else answers with BN microseconds.
+// that sanitizer builds, which catch SIGSEGV themselves, see the same thing), 32 hangs, 48 throws a CUDA-like
+// error (device unusable), 80 exits the process, anything else answers with BN microseconds.
 class MisbehavingRunner : public CandidateRunner {
  public:
   runtime::DeviceFingerprint target() override { return h200(); }
-  Measurement run(const schedule::Schedule& s, const std::string& image, int repeats, bool* unusable) override {
+  Measurement run(const schedule::Schedule& s, const std::string& image, int repeats,
+                  bool* unusable) override {
     switch (s.bn) {
       case 16:
         std::abort();
@@ -32,7 +33,8 @@ class MisbehavingRunner : public CandidateRunner {
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
       case 48:
         *unusable = true;
-        return Measurement{RecordStatus::kLaunchError, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS", {}, 0};
+        return Measurement{
+            RecordStatus::kLaunchError, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS", {}, 0};
       case 80:
         ::_exit(9);
     }
@@ -54,6 +56,38 @@ Measurement measure(IsolatedMeasurer& measurer, int bn) {
   runtime::CompiledProgram compiled;
   compiled.image = "cubin-" + std::to_string(bn);
   return measurer.measure(MeasureRequest{with_bn(bn), &compiled, 3});
+}
+
+// Answers fused back-to-back candidates with stages x 10 microseconds (100 more with overlap).
+class B2BRunner : public MisbehavingRunner {
+ public:
+  Measurement run_b2b(const schedule::B2BSchedule& s, const std::string& image, int repeats, bool*) override {
+    Measurement m;
+    m.times_us.assign(repeats, 10.0 * s.stages + (s.overlap ? 100 : 0));
+    m.error = image;
+    return m;
+  }
+};
+
+TEST(IsolatedMeasurer, BackToBackCandidatesReachTheRunnersB2BEntry) {
+  IsolatedMeasurer measurer([] { return std::make_unique<B2BRunner>(); }, {});
+  runtime::CompiledProgram compiled;
+  compiled.image = "b2b-cubin";
+  MeasureRequest request;
+  request.compiled = &compiled;
+  request.repeats = 2;
+  request.b2b = schedule::B2BSchedule{5, true};
+  const Measurement m = measurer.measure(request);
+  EXPECT_EQ(m.status, RecordStatus::kOk);
+  EXPECT_EQ(m.times_us, (std::vector<double>{150, 150}));
+  EXPECT_EQ(m.error, "b2b-cubin");
+  // Without the schedule the same worker measures a fused-GEMM candidate.
+  EXPECT_EQ(measure(measurer, 128).times_us, (std::vector<double>{128, 128, 128}));
+  // A runner of single-GEMM workloads answers a B2B request with a launch error, not a crash.
+  IsolatedMeasurer plain([] { return std::make_unique<MisbehavingRunner>(); }, {});
+  const Measurement refused = plain.measure(request);
+  EXPECT_EQ(refused.status, RecordStatus::kLaunchError);
+  EXPECT_NE(refused.error.find("not the fused back-to-back kernel"), std::string::npos) << refused.error;
 }
 
 TEST(IsolatedMeasurer, ContainsEveryKindOfFailureAndCarriesOn) {
