@@ -1,10 +1,13 @@
 // The fused back-to-back kernel on the GPU against the CPU reference: MLPs at shapes with tails in every
-// dimension and at the suite's small-MLP shape, fresh random inputs, the output poisoned with NaN first.
+// dimension and at the suite's small-MLP shape, attention (plain, causal, few queries, and the soft-capped
+// DSL example), each one chunk at a time and overlapped; fresh random inputs, the output poisoned with NaN
+// first.
 #include <gtest/gtest.h>
 
 #include "codegen/b2b_emitter.h"
 #include "codegen/fused_kernel.h"
 #include "runtime/gpu_test_guard.h"
+#include "softcap_attention_dsl.h"
 #include "te/interpreter.h"
 #include "te/json.h"
 #include "te/workloads.h"
@@ -16,7 +19,7 @@ class B2BKernelGpuTest : public gpu_test::GpuTest {};
 
 TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
   struct Case {
-    std::string workload;
+    std::string workload;  // a suite workload, or "softcap_attention" (the DSL example)
     te::Shape shape;
     int stages;
   };
@@ -30,12 +33,24 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
       {"attention", {{"BH", 2}, {"L", 200}, {"D", 128}, {"CAUSAL", 0}}, 3},
       {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}, 2},
       {"target_attention", {{"BH", 5}, {"LQ", 32}, {"LK", 300}, {"D", 64}}, 4},
+      {"softcap_attention", {{"BH", 3}, {"L", 150}, {"D", 128}}, 3},
+  };
+  auto build = [](const Case& c) {
+    if (c.workload == "softcap_attention") {
+      return examples::softcap_attention_program(c.shape.at("BH"), c.shape.at("L"), c.shape.at("D"), 30.0);
+    }
+    return te::build_workload(c.workload, c.shape);
+  };
+  auto label = [](const Case& c) {
+    std::string text = c.workload;
+    for (const auto& [axis, extent] : c.shape) text += " " + axis + "=" + std::to_string(extent);
+    return text;
   };
   std::uint64_t seed = 20261202;
   for (const bool overlap : {false, true}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(overlap ? "overlapped chunks" : "one chunk at a time");
-      const te::Program program = te::build_workload(c.workload, c.shape);
+      const te::Program program = build(c);
       const schedule::B2BPlan plan = schedule::plan_b2b(program);
       const KernelSource source =
           emit_b2b_kernel(plan, B2BSchedule{c.stages, overlap}, te::workload_key(program));
