@@ -80,6 +80,12 @@ void check_supported(const schedule::B2BPlan& plan) {
         refuse("tile '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
     }
   }
+  for (const te::Tensor& t : plan.epilogue) {
+    for (const te::Tensor& read : te::Program::reads_of(t)) {
+      if (read.is_placeholder())
+        refuse("epilogue compute '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
+    }
+  }
   if (plan.online()) {
     int maxima = 0;
     for (const OnlineStatistic& s : plan.statistics)
