@@ -107,6 +107,12 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 }
 
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) const {
+  if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
+    const std::string pair = "lp_" + input.name();
+    if (input.dtype() == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
+    const std::string bits = "(u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu)";
+    return (input.dtype() == te::DType::bf16 ? "bf16_to_f32(" : "f16_to_f32(") + bits + ")";
+  }
   const std::string& param = params_.at(input.get());
   std::string index, guard;
   switch (broadcast) {
@@ -139,6 +145,56 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) 
   return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
 }
 
+bool EpilogueEmitter::loads_in_pairs() const {
+  return schedule_.vector_loads && plan_.anchor.n % 2 == 0;
+}
+
+bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast) const {
+  const bool type_ok = te::dtype_bytes(input.dtype()) == 2 || input.dtype() == te::DType::f32;
+  return loads_in_pairs() && type_ok && broadcast != Broadcast::kColumn;
+}
+
+std::vector<std::size_t> EpilogueEmitter::stash_reads(int stage) const {
+  std::vector<std::size_t> reads;
+  if (stage == 0 || schedule_.carried != ValueHome::kL2Stash) return reads;
+  for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
+    if (plan_.stage(plan_.carried_tiles[c]) < stage) reads.push_back(c);
+  }
+  return reads;
+}
+
+void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
+  if (!loads_in_pairs()) return;
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+    if (!pair_loadable(input.tensor, input.broadcast)) continue;
+    out.line(std::string(input.tensor.dtype() == te::DType::f32 ? "float2" : "u32") + " lp_" +
+             input.tensor.name() + ";  // this thread's two columns of '" + input.tensor.name() + "'");
+  }
+  for (std::size_t c : stash_reads(stage)) out.line("float2 lp_stash" + std::to_string(c) + ";");
+}
+
+// At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
+// value the stage does not use are left to the compiler to drop.
+void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage) const {
+  if (!loads_in_pairs()) return;
+  out.open("if ((i & 1) == 0)");
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+    if (!pair_loadable(input.tensor, input.broadcast)) continue;
+    const std::string& param = params_.at(input.tensor.get());
+    const bool full = input.broadcast == Broadcast::kFull;
+    const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
+    const std::string guard = full ? "inb" : "gcol < N";
+    const bool f32 = input.tensor.dtype() == te::DType::f32;
+    out.line("lp_" + input.tensor.name() + " = " + guard + " ? *(const " + (f32 ? "float2" : "u32") + "*)&" +
+             param + "[" + index + "] : " + (f32 ? "make_float2(0.0f, 0.0f)" : "0u") + ";");
+  }
+  for (std::size_t c : stash_reads(stage)) {
+    out.line("lp_stash" + std::to_string(c) + " = inb ? *(const float2*)&stash[" +
+             stash_index(std::to_string(c)) + "] : make_float2(0.0f, 0.0f);");
+  }
+  out.close();
+}
+
 std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
   if (schedule_.carried == ValueHome::kRegisters) {
     return plan_.role(tile) == Role::kAnchor ? "acc[i]" : "carry_" + tile.name() + "[i]";
@@ -146,6 +202,7 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
   const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
                                [&](const te::Tensor& t) { return t.same_as(tile); });
   const auto c = std::to_string(it - plan_.carried_tiles.begin());
+  if (loads_in_pairs()) return "((i & 1) ? lp_stash" + c + ".y : lp_stash" + c + ".x)";  // zero when !inb
   return "(inb ? stash[" + stash_index(c) + "] : 0.0f)";
 }
 
@@ -271,6 +328,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   if (stores_in_pairs()) {
     for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
+  declare_pair_loads(out, stage);
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < BN / 2; ++i)");
   out.line("const int h = (i >> 1) & 1;");
@@ -278,6 +336,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
   out.line("const bool inb = grow < M && gcol < N;");
   out.line("(void)inb;");
+  emit_pair_loads(out, stage);
 
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;

@@ -47,6 +47,13 @@ class EpilogueEmitter {
   };
 
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  /// With schedule.vector_loads: the inputs read per element or per column and the carried tiles a stage
+  /// re-reads from the stash are loaded two columns at a time at the even element into `lp_*` registers.
+  bool loads_in_pairs() const;
+  bool pair_loadable(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  void declare_pair_loads(CodeStream& out, int stage) const;
+  void emit_pair_loads(CodeStream& out, int stage) const;
+  std::vector<std::size_t> stash_reads(int stage) const;  // carried tiles (indices) re-read in `stage`
   bool stores_in_pairs() const;
   std::vector<Store> stores_of_stage(int stage) const;
   void store(CodeStream& out, const Store& st) const;

@@ -58,8 +58,8 @@ std::optional<Contraction> match_contraction(const Tensor& t) {
                        k->name + ", i1]");
   }
   if (t.dtype() != te::DType::f32) {
-    throw CompileError("contraction '" + t.name() + "' accumulates in " + std::string(te::dtype_name(t.dtype())) +
-                       ": the tensor cores accumulate in f32");
+    throw CompileError("contraction '" + t.name() + "' accumulates in " +
+                       std::string(te::dtype_name(t.dtype())) + ": the tensor cores accumulate in f32");
   }
   c.batch.assign(t.shape().begin(), t.shape().end() - 2);
   c.m = t.shape()[rank - 2];
@@ -71,7 +71,8 @@ std::optional<Contraction> match_contraction(const Tensor& t) {
 void require_tensor_core_operand(const Contraction& c, const Tensor& operand) {
   if (operand.dtype() != te::DType::bf16 && operand.dtype() != te::DType::f16) {
     throw CompileError("contraction '" + c.tensor.name() + "' operand '" + operand.name() + "' is " +
-                       std::string(te::dtype_name(operand.dtype())) + ": the tensor-core path takes bf16 or f16");
+                       std::string(te::dtype_name(operand.dtype())) +
+                       ": the tensor-core path takes bf16 or f16");
   }
 }
 
@@ -84,7 +85,7 @@ struct Shift {
     kFinal,        // a sum or a value of sums: known only after the last block
   };
   Kind kind = Kind::kIndependent;
-  const te::TensorNode* max = nullptr;  // kShifted, kMax
+  const te::TensorNode* max = nullptr;          // kShifted, kMax
   const te::TensorNode* final_value = nullptr;  // kFinal
 };
 
@@ -96,9 +97,10 @@ class OnlineDeriver {
     const auto* reduce = t->body.as<te::ReduceNode>();
     const te::ReadNode* read = reduce == nullptr ? nullptr : read_through_cast(reduce->body);
     if (read == nullptr || reduce->axes.size() != 1 || reduce->axes[0].extent() != plan_.first.n) {
-      throw CompileError("row value '" + t.name() + "' between the contractions must reduce one tile over the " +
-                         std::to_string(plan_.first.n) + " chained columns, read as tile[.., i, j]: write its " +
-                         "summand as its own compute");
+      throw CompileError(
+          "row value '" + t.name() + "' between the contractions must reduce one tile over the " +
+          std::to_string(plan_.first.n) + " chained columns, read as tile[.., i, j]: write its " +
+          "summand as its own compute");
     }
     OnlineStatistic statistic;
     statistic.tensor = t;
@@ -147,7 +149,8 @@ class OnlineDeriver {
     for (;;) {
       Expr body = current->body;
       while (const auto* cast = body.as<te::CastNode>()) body = cast->value;  // rounding: see rounded_to
-      if (const auto* read = body.as<te::ReadNode>(); read != nullptr && !Tensor(read->tensor).is_placeholder()) {
+      if (const auto* read = body.as<te::ReadNode>();
+          read != nullptr && !Tensor(read->tensor).is_placeholder()) {
         current = Tensor(read->tensor);
         continue;
       }
@@ -177,7 +180,8 @@ class OnlineDeriver {
     }
     for (const OnlineStatistic& s : plan_.statistics) {
       if (s.kind == OnlineStatistic::Kind::kRescaledSum && !(plan_.shift && s.shift->same_as(*plan_.shift))) {
-        fail(s.tensor, "is rescaled by a running max other than the one the second contraction's operand uses");
+        fail(s.tensor,
+             "is rescaled by a running max other than the one the second contraction's operand uses");
       }
     }
   }
@@ -241,15 +245,17 @@ class OnlineDeriver {
         if (binary->op == te::BinaryOp::kMul && b.kind == K::kShifted && a.kind == K::kIndependent) return b;
         const bool linear = binary->op == te::BinaryOp::kAdd || binary->op == te::BinaryOp::kSub;
         if (linear && a.kind == K::kShifted && b.kind == K::kShifted && a.max == b.max) return a;
-        throw CompileError("'" + te::to_string(e) + "' combines a running max or a shifted value in a way " +
-                           "that has no online form (only exp(x - max), and products, quotients and sums of " +
-                           "values shifted by the same max)");
+        throw CompileError(
+            "'" + te::to_string(e) + "' combines a running max or a shifted value in a way " +
+            "that has no online form (only exp(x - max), and products, quotients and sums of " +
+            "values shifted by the same max)");
       }
       case ExprKind::kPow: {
         const Shift base = shift_of(e.as<te::PowNode>()->base);
         if (base.kind == K::kIndependent || base.kind == K::kFinal) return base;
-        throw CompileError("'" + te::to_string(e) + "' raises a value that depends on a running max to a power: " +
-                           "its rescale would be exp(power x shift), which the blocked kernel does not carry");
+        throw CompileError(
+            "'" + te::to_string(e) + "' raises a value that depends on a running max to a power: " +
+            "its rescale would be exp(power x shift), which the blocked kernel does not carry");
       }
       case ExprKind::kSelect: {
         const auto* select = e.as<te::SelectNode>();
@@ -262,13 +268,15 @@ class OnlineDeriver {
           return f != nullptr && f->value == 0;
         };
         if (a.kind == K::kIndependent && b.kind == K::kIndependent) return {};
-        if (a.kind == K::kShifted && (b.kind == K::kShifted ? b.max == a.max : is_zero(select->if_false))) return a;
+        if (a.kind == K::kShifted && (b.kind == K::kShifted ? b.max == a.max : is_zero(select->if_false)))
+          return a;
         if (b.kind == K::kShifted && is_zero(select->if_true)) return b;
         throw CompileError("'" + te::to_string(e) + "' selects between values with different shifts");
       }
       case ExprKind::kCompare: {
         const auto* compare = e.as<te::CompareNode>();
-        if (shift_of(compare->a).kind == K::kIndependent && shift_of(compare->b).kind == K::kIndependent) return {};
+        if (shift_of(compare->a).kind == K::kIndependent && shift_of(compare->b).kind == K::kIndependent)
+          return {};
         throw CompileError("'" + te::to_string(e) + "' compares a value that depends on a statistic");
       }
       default:
@@ -322,7 +330,8 @@ B2BPlan plan_b2b(const te::Program& program) {
   }
   if (after_first.count(second.b.get())) {
     throw CompileError("contraction '" + second.tensor.name() + "' reads '" + second.b.name() +
-                       "', computed from '" + first.tensor.name() + "', as its second operand: back-to-back " +
+                       "', computed from '" + first.tensor.name() +
+                       "', as its second operand: back-to-back " +
                        "fusion chains GEMM1's output into GEMM2's first operand");
   }
   if (!after_first.count(second.a.get())) {
@@ -331,8 +340,8 @@ B2BPlan plan_b2b(const te::Program& program) {
   }
   for (const Tensor& operand : {first.a, first.b, second.b}) {
     if (!operand.is_placeholder()) {
-      throw CompileError("contraction operand '" + operand.name() + "' is computed: only GEMM2's first operand " +
-                         "may be computed (from GEMM1)");
+      throw CompileError("contraction operand '" + operand.name() +
+                         "' is computed: only GEMM2's first operand " + "may be computed (from GEMM1)");
     }
   }
   require_tensor_core_operand(first, first.a);
@@ -341,8 +350,9 @@ B2BPlan plan_b2b(const te::Program& program) {
   require_tensor_core_operand(second, second.a);
   if (second.k != first.n || second.m != first.m || second.batch != first.batch) {
     throw CompileError("contraction '" + second.tensor.name() + "' does not chain '" + first.tensor.name() +
-                       "': it contracts " + std::to_string(second.k) + " columns of " + std::to_string(second.m) +
-                       " rows, GEMM1 gives " + std::to_string(first.n) + " of " + std::to_string(first.m));
+                       "': it contracts " + std::to_string(second.k) + " columns of " +
+                       std::to_string(second.m) + " rows, GEMM1 gives " + std::to_string(first.n) + " of " +
+                       std::to_string(first.m));
   }
 
   std::vector<std::int64_t> tile_shape = first.tensor.shape();
@@ -362,8 +372,8 @@ B2BPlan plan_b2b(const te::Program& program) {
     }
     if (past_second) {
       if (t.shape() != out_shape || direct_reads(t) != std::set<const te::TensorNode*>{second.tensor.get()}) {
-        throw CompileError("'" + t.name() + "' after '" + second.tensor.name() + "' must be elementwise on it, " +
-                           "shape " + te::shape_to_string(out_shape));
+        throw CompileError("'" + t.name() + "' after '" + second.tensor.name() +
+                           "' must be elementwise on it, " + "shape " + te::shape_to_string(out_shape));
       }
       plan.epilogue.push_back(t);
     } else if (t.shape() == tile_shape) {
@@ -372,21 +382,23 @@ B2BPlan plan_b2b(const te::Program& program) {
       if (t->body.kind() == ExprKind::kReduce) {
         deriver.add_statistic(t);
       } else if (contains_reduction(t->body)) {
-        throw CompileError("'" + t.name() + "' wraps a reduction over the chained columns in arithmetic: " +
-                           "write the reduction as its own [.., M] compute, so that its online form can be derived");
+        throw CompileError(
+            "'" + t.name() + "' wraps a reduction over the chained columns in arithmetic: " +
+            "write the reduction as its own [.., M] compute, so that its online form can be derived");
       } else {
         deriver.add_row_value(t);
       }
     } else {
-      throw CompileError("'" + t.name() + "' between the contractions has shape " + te::shape_to_string(t.shape()) +
-                         ": expected a tile " + te::shape_to_string(tile_shape) + " or a row value " +
+      throw CompileError("'" + t.name() + "' between the contractions has shape " +
+                         te::shape_to_string(t.shape()) + ": expected a tile " +
+                         te::shape_to_string(tile_shape) + " or a row value " +
                          te::shape_to_string(row_shape));
     }
   }
   for (const Tensor& out : program.outputs()) {
-    if (!past_second || !(out.same_as(second.tensor) ||
-                          std::any_of(plan.epilogue.begin(), plan.epilogue.end(),
-                                      [&](const Tensor& e) { return e.same_as(out); }))) {
+    if (!past_second ||
+        !(out.same_as(second.tensor) || std::any_of(plan.epilogue.begin(), plan.epilogue.end(),
+                                                    [&](const Tensor& e) { return e.same_as(out); }))) {
       throw CompileError("output '" + out.name() + "' is computed between the contractions: a back-to-back " +
                          "kernel keeps those on chip");
     }
@@ -397,7 +409,8 @@ B2BPlan plan_b2b(const te::Program& program) {
 
 SplitB2B split_b2b(const B2BPlan& plan) {
   const te::Tensor& operand = plan.second.a;
-  return SplitB2B{te::extract(plan.program, {}, {operand}), te::extract(plan.program, {operand}, plan.program.outputs())};
+  return SplitB2B{te::extract(plan.program, {}, {operand}),
+                  te::extract(plan.program, {operand}, plan.program.outputs())};
 }
 
 std::vector<te::Program> kernel_programs(const te::Program& program) {
@@ -435,9 +448,9 @@ std::string to_string(const B2BPlan& plan) {
   out << "\nstatistics:";
   for (const OnlineStatistic& s : plan.statistics) {
     out << " " << s.tensor.name() << "("
-        << (s.kind == OnlineStatistic::Kind::kRunningMax   ? "running max"
+        << (s.kind == OnlineStatistic::Kind::kRunningMax ? "running max"
             : s.kind == OnlineStatistic::Kind::kPlainSum ? "sum"
-                                                           : "sum rescaled by " + s.shift->name())
+                                                         : "sum rescaled by " + s.shift->name())
         << " of " << s.source.name() << ")";
   }
   out << "\ngemm2 accumulates " << plan.numerator->name() << " as " << te::dtype_name(plan.rounded_to);

@@ -58,10 +58,10 @@ struct B2BPlan {
   bool online() const { return shift.has_value(); }
 };
 
-/// Analyses `program` as two chained contractions. Throws CompileError naming the op and the reason when it is
-/// not one (no or one contraction: plan_fusion's case; three or more; GEMM2 not consuming GEMM1 through its
-/// first operand; operands that are not bf16/f16 inputs), or when a reduction over the chained axis has no
-/// online form (its summand depends on a running max other than through exp(x - max), or on another sum).
+/// Analyses `program` as two chained contractions. Throws CompileError naming the op and the reason when it
+/// is not one (no or one contraction: plan_fusion's case; three or more; GEMM2 not consuming GEMM1 through
+/// its first operand; operands that are not bf16/f16 inputs), or when a reduction over the chained axis has
+/// no online form (its summand depends on a running max other than through exp(x - max), or on another sum).
 B2BPlan plan_b2b(const te::Program& program);
 
 /// A back-to-back program run as two kernels: GEMM1 with the tiles between, writing GEMM2's operand to memory

@@ -172,6 +172,10 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
         "column tiles; the persistent grid is for plans without reductions");
   }
   if (s.tma_store) check_tma_store(plan, s, fail);
+  if (s.vector_loads && a.n % 2 != 0) {
+    fail("vector_loads=true with N=" + std::to_string(a.n) +
+         ": a thread's two neighbouring columns are loaded as one, so N must be even");
+  }
   if (plan.has_reductions()) {
     if (s.reduction == ReductionPlacement::kCluster && s.cluster_n == 1) {
       fail("cluster reduction placement with cluster_n=1: use placement 'cta' or a cluster of 2 or more");
@@ -274,14 +278,16 @@ nlohmann::json to_json(const Schedule& s) {
                       {"raster_group_m", s.raster_group_m}};
   if (s.persistent) json["persistent"] = true;
   if (s.tma_store) json["tma_store"] = true;
+  if (s.vector_loads) json["vector_loads"] = true;
   return json;
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
   if (!json.is_object()) throw CompileError(path + ": expected an object");
-  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",         "cluster_n",
-                                        "warp_roles", "reduction", "carried", "raster_group_m", "persistent",
-                                        "tma_store"};
+  static const char* const kFields[] = {"bm",         "bn",        "bk",
+                                        "stages",     "cluster_n", "warp_roles",
+                                        "reduction",  "carried",   "raster_group_m",
+                                        "persistent", "tma_store", "vector_loads"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
         std::end(kFields)) {
@@ -303,7 +309,8 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
   // Optional: added after the first logs were written, absent meaning false.
   for (const auto& [key, field] :
-       {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store}}) {
+       {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store},
+        std::pair{"vector_loads", &s.vector_loads}}) {
     if (const auto it = json.find(key); it != json.end()) {
       if (!it->is_boolean()) throw CompileError(path + "." + key + ": expected true or false");
       *field = it->get<bool>();
@@ -319,7 +326,7 @@ std::string to_string(const Schedule& s) {
          " reduction=" + std::string(reduction_placement_name(s.reduction)) +
          " carried=" + std::string(value_home_name(s.carried)) +
          " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "") +
-         (s.tma_store ? " tma_store" : "");
+         (s.tma_store ? " tma_store" : "") + (s.vector_loads ? " vector_loads" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -50,6 +50,10 @@ struct Schedule {
   // 64 x BN output tile into 128-byte-swizzled shared memory and one thread stores it with TMA, which runs on
   // while the warpgroup goes on to its next tile. Written to JSON only when true, like `persistent`.
   bool tma_store = false;
+  // Epilogue inputs read per element or per column (residuals, biases) and stash re-reads load each thread's
+  // two neighbouring columns at once (32-bit for 16-bit types, 64-bit for f32); needs N even. Written to JSON
+  // only when true, like `persistent`.
+  bool vector_loads = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }

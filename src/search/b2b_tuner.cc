@@ -148,8 +148,9 @@ class B2BTuner {
 
   TuningRecord record(const Candidate& c, RecordStatus status, const std::string& error,
                       std::vector<double> times) const {
-    TuningRecord r = candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_},
-                                      status, error, std::move(times), c.kernel.source);
+    TuningRecord r =
+        candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_}, status,
+                         error, std::move(times), c.kernel.source);
     r.b2b = c.schedule;
     return r;
   }

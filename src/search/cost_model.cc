@@ -121,7 +121,10 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   bytes_per_element += (s.tma_store ? 0.3 : 1.0) * output_bytes;
   const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
   // Each carried tile is written once and read once per later stage that needs it, as f32.
-  const double stash_bytes = stashing ? 8.0 * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
+  // Loaded two columns at a time (vector_loads), re-reads and inputs cost fewer transactions.
+  const double load_weight = s.vector_loads ? 0.7 : 1.0;
+  const double stash_bytes =
+      stashing ? (4.0 + 4.0 * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
   const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
@@ -162,6 +165,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
   if (s.persistent) family += "/persistent";
   if (s.tma_store) family += "/tma_store";
+  if (s.vector_loads) family += "/vector_loads";
   return family;
 }
 

@@ -87,6 +87,17 @@ std::vector<T> steps(const T (&values)[N], T current) {
 
 }  // namespace
 
+// Whether vector_loads changes anything for `s`: inputs read per element or per column, or stash re-reads.
+bool has_pair_loads(const schedule::FusionPlan& plan, const Schedule& s) {
+  if (plan.anchor.n % 2 != 0) return false;
+  if (s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty()) return true;
+  for (const auto& input : plan.epilogue_inputs) {
+    const bool type_ok = te::dtype_bytes(input.tensor.dtype()) == 2 || input.tensor.dtype() == te::DType::f32;
+    if (type_ok && input.broadcast != schedule::Broadcast::kColumn) return true;
+  }
+  return false;
+}
+
 Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!plan.has_reductions()) {
     s.cluster_n = 1;
@@ -98,6 +109,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
     s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
+  if (!has_pair_loads(plan, s)) s.vector_loads = false;
   return s;
 }
 
@@ -125,6 +137,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = expand(raw, rasters, [](Schedule& s, int group) { s.raster_group_m = group; });
   raw = expand(raw, switches, [](Schedule& s, bool on) { s.persistent = on; });
   raw = expand(raw, switches, [](Schedule& s, bool on) { s.tma_store = on; });
+  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.vector_loads = on; });
   return finish(plan, raw, limits);
 }
 
@@ -154,6 +167,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
   with([&](Schedule& n) { n.persistent = !s.persistent; });
   with([&](Schedule& n) { n.tma_store = !s.tma_store; });
+  with([&](Schedule& n) { n.vector_loads = !s.vector_loads; });
   std::vector<Schedule> out = finish(plan, raw, limits);
   const Schedule self = canonical(plan, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());

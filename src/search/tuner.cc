@@ -260,8 +260,9 @@ class Tuner {
 
   TuningRecord make_record(const Candidate& c, RecordStatus status, const std::string& error,
                            std::vector<double> times) const {
-    TuningRecord r = candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_},
-                                      status, error, std::move(times), c.kernel.source);
+    TuningRecord r =
+        candidate_record(Workload{key_, program_}, target_, CompilerInfo{kVersion, compile_options_}, status,
+                         error, std::move(times), c.kernel.source);
     r.schedule = c.schedule;
     return r;
   }
@@ -294,7 +295,8 @@ void keep_record(TuningRecord record, const TuneOptions& options, std::vector<Tu
   records.push_back(std::move(record));
   ++progress.records_written;
   const TuningRecord& r = records.back();
-  if (r.status == RecordStatus::kOk && r.median_us && (!progress.best_us || *r.median_us < *progress.best_us)) {
+  if (r.status == RecordStatus::kOk && r.median_us &&
+      (!progress.best_us || *r.median_us < *progress.best_us)) {
     progress.best_us = r.median_us;
     progress.best = r.b2b ? schedule::to_string(*r.b2b) : schedule::to_string(r.schedule);
   }

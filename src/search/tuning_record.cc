@@ -100,9 +100,9 @@ std::optional<RecordStatus> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
-TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprint& target, CompilerInfo compiler,
-                              RecordStatus status, const std::string& error, std::vector<double> times,
-                              const std::string& source) {
+TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprint& target,
+                              CompilerInfo compiler, RecordStatus status, const std::string& error,
+                              std::vector<double> times, const std::string& source) {
   TuningRecord r(std::move(workload));
   r.target = target;
   r.compiler = std::move(compiler);

@@ -30,6 +30,7 @@ struct Knobs {
   WarpRoles roles = WarpRoles::kCooperative;
   ValueHome carried = ValueHome::kRegisters;
   int raster_group_m = 8;
+  bool vector_loads = false;
 };
 
 Schedule make_schedule(const Knobs& k) {
@@ -42,6 +43,7 @@ Schedule make_schedule(const Knobs& k) {
   s.reduction = k.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
   s.carried = k.carried;
   s.raster_group_m = k.raster_group_m;
+  s.vector_loads = k.vector_loads;
   return s;
 }
 
@@ -161,6 +163,25 @@ TEST(KernelCompile, PostLayerNorm) {
        Knobs{.bm = 64, .bn = 128, .cluster_n = 8}},
       {"reduced cta", workload("post_layernorm", kReduced),
        Knobs{.bm = 128, .bn = 256, .stages = 3, .carried = ValueHome::kL2Stash}},
+  });
+}
+
+TEST(KernelCompile, VectorLoads) {
+  constexpr Shape kEven{127, 72, 1000};
+  compile_all({
+      {"post_layernorm cta stash", workload("post_layernorm", kEven),
+       Knobs{.bm = 64, .bn = 128, .carried = ValueHome::kL2Stash, .vector_loads = true}},
+      {"post_layernorm ping-pong cluster stash", workload("post_layernorm", kReduced),
+       Knobs{.bm = 64,
+             .bn = 128,
+             .cluster_n = 2,
+             .roles = WarpRoles::kPingPong,
+             .carried = ValueHome::kL2Stash,
+             .vector_loads = true}},
+      {"gemm_softmax cta stash", workload("gemm_softmax", kEven),
+       Knobs{.bm = 64, .bn = 128, .carried = ValueHome::kL2Stash, .vector_loads = true}},
+      {"gemm_bias_relu", workload("gemm_bias_relu", kEven),
+       Knobs{.bm = 128, .bn = 256, .vector_loads = true}},
   });
 }
 

@@ -325,6 +325,23 @@ TEST(KernelEmitter, TmaStoreStagesTheOutputTileAndStoresItAsynchronously) {
   EXPECT_FALSE(contains(plain.source, "sOut"));
 }
 
+TEST(KernelEmitter, VectorLoadsReadTwoColumnsAtTheEvenElement) {
+  const FusionPlan ln = plan_of("post_layernorm", 127, 72, 1000);
+  Schedule s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
+  s.vector_loads = true;
+  const KernelSource kernel = emit_kernel(ln, s, kKey);
+  EXPECT_TRUE(contains(kernel.source, "lp_R = inb ? *(const u32*)&in_R[(size_t)grow * N + gcol] : 0u;"));
+  EXPECT_TRUE(contains(kernel.source, "lp_b = gcol < N ? *(const u32*)&in_b[gcol] : 0u;"));
+  EXPECT_TRUE(contains(kernel.source, "bf16_to_f32((u16)((i & 1) ? lp_R >> 16 : lp_R & 0xffffu))"));
+  // The later stages re-read the stash in pairs too.
+  EXPECT_TRUE(contains(kernel.source,
+                       "lp_stash0 = inb ? *(const float2*)&stash[((size_t)0 * M + grow) * N + gcol] : "
+                       "make_float2(0.0f, 0.0f);"));
+  EXPECT_TRUE(contains(kernel.source, "((i & 1) ? lp_stash0.y : lp_stash0.x)"));
+  EXPECT_FALSE(
+      contains(emit_kernel(ln, cluster_schedule(64, 128, 1, ValueHome::kL2Stash), kKey).source, "lp_"));
+}
+
 TEST(KernelEmitter, StashBytes) {
   const FusionPlan ln = plan_of("post_layernorm", 127, 72, 257);  // carries one tile
   EXPECT_EQ(emit_kernel(ln, cluster_schedule(64, 128, 2, ValueHome::kL2Stash), kKey).stash_bytes,

@@ -45,18 +45,25 @@ te::Program softcapped_attention(std::int64_t bh, std::int64_t l, std::int64_t d
   auto V = placeholder({bh, l, d}, DType::bf16, "V");
   auto kd = reduce_axis(d, "kd"), j1 = reduce_axis(l, "j"), j2 = reduce_axis(l, "j");
   auto f32 = [](Expr e) { return cast(DType::f32, e); };
-  auto S = compute({bh, l, l}, [&](Var b, Var i, Var j) { return sum(f32(Q(b, i, kd)) * f32(K(b, j, kd)), {kd}); },
-                   "S");
-  auto capped = compute({bh, l, l}, [&](Var b, Var i, Var j) { return 20.0 * tanh(S(b, i, j) * 0.05); }, "capped");
-  auto top = compute({bh, l}, [&](Var b, Var i) { return max_reduce(capped(b, i, j1), {j1}); }, "top");
-  auto w = compute({bh, l, l}, [&](Var b, Var i, Var j) { return exp(capped(b, i, j) - top(b, i)); }, "w");
-  auto total = compute({bh, l}, [&](Var b, Var i) { return sum(w(b, i, j2), {j2}); }, "total");
-  auto inv = compute({bh, l}, [&](Var b, Var i) { return 1.0 / total(b, i); }, "inv");
-  auto p = compute({bh, l, l}, [&](Var b, Var i, Var j) { return cast(DType::bf16, w(b, i, j) * inv(b, i)); }, "p");
+  auto S = compute(
+      {bh, l, l}, [&](Var b, Var i, Var j) { return sum(f32(Q(b, i, kd)) * f32(K(b, j, kd)), {kd}); }, "S");
+  auto capped = compute(
+      {bh, l, l}, [&](Var b, Var i, Var j) { return 20.0 * tanh(S(b, i, j) * 0.05); }, "capped");
+  auto top = compute(
+      {bh, l}, [&](Var b, Var i) { return max_reduce(capped(b, i, j1), {j1}); }, "top");
+  auto w = compute(
+      {bh, l, l}, [&](Var b, Var i, Var j) { return exp(capped(b, i, j) - top(b, i)); }, "w");
+  auto total = compute(
+      {bh, l}, [&](Var b, Var i) { return sum(w(b, i, j2), {j2}); }, "total");
+  auto inv = compute(
+      {bh, l}, [&](Var b, Var i) { return 1.0 / total(b, i); }, "inv");
+  auto p = compute(
+      {bh, l, l}, [&](Var b, Var i, Var j) { return cast(DType::bf16, w(b, i, j) * inv(b, i)); }, "p");
   auto jv = reduce_axis(l, "jv");
-  auto O = compute({bh, l, d}, [&](Var b, Var i, Var c) { return sum(f32(p(b, i, jv)) * f32(V(b, jv, c)), {jv}); },
-                   "O");
-  auto Y = compute({bh, l, d}, [&](Var b, Var i, Var c) { return cast(DType::bf16, O(b, i, c)); }, "Y");
+  auto O = compute(
+      {bh, l, d}, [&](Var b, Var i, Var c) { return sum(f32(p(b, i, jv)) * f32(V(b, jv, c)), {jv}); }, "O");
+  auto Y = compute(
+      {bh, l, d}, [&](Var b, Var i, Var c) { return cast(DType::bf16, O(b, i, c)); }, "Y");
   return Program({Q, K, V}, {Y});
 }
 
@@ -104,19 +111,25 @@ TEST(B2BPlan, HandWrittenSoftcappedAttentionIsDerivedToo) {
 
 TEST(B2BPlan, BlockedOnlineFormMatchesTheReference) {
   // Block sizes that leave tails (L = 37 or 70 is no multiple of 16 or 32).
-  EXPECT_LT(blocked_error(te::build_workload("attention", {{"BH", 2}, {"L", 37}, {"D", 16}, {"CAUSAL", 0}}), 16),
-            1e-2);
-  EXPECT_LT(blocked_error(te::build_workload("attention", {{"BH", 2}, {"L", 37}, {"D", 16}, {"CAUSAL", 1}}), 16),
-            1e-2);
-  EXPECT_LT(blocked_error(te::build_workload("target_attention", {{"BH", 3}, {"LQ", 5}, {"LK", 70}, {"D", 8}}), 32),
-            1e-2);
+  EXPECT_LT(
+      blocked_error(te::build_workload("attention", {{"BH", 2}, {"L", 37}, {"D", 16}, {"CAUSAL", 0}}), 16),
+      1e-2);
+  EXPECT_LT(
+      blocked_error(te::build_workload("attention", {{"BH", 2}, {"L", 37}, {"D", 16}, {"CAUSAL", 1}}), 16),
+      1e-2);
+  EXPECT_LT(
+      blocked_error(te::build_workload("target_attention", {{"BH", 3}, {"LQ", 5}, {"LK", 70}, {"D", 8}}), 32),
+      1e-2);
   EXPECT_LT(blocked_error(softcapped_attention(2, 37, 16), 8), 1e-2);
-  EXPECT_LT(blocked_error(te::build_workload("mlp_relu", {{"M", 33}, {"K", 16}, {"N", 40}, {"O", 24}}), 16), 1e-2);
+  EXPECT_LT(blocked_error(te::build_workload("mlp_relu", {{"M", 33}, {"K", 16}, {"N", 40}, {"O", 24}}), 16),
+            1e-2);
 }
 
 TEST(B2BPlan, ABlockedModelWithoutRescalingIsWrong) {
-  // The check can fail: drop the rescale (treat the sum as plain) and the blocked result leaves the reference.
-  const te::Program program = te::build_workload("attention", {{"BH", 1}, {"L", 40}, {"D", 8}, {"CAUSAL", 0}});
+  // The check can fail: drop the rescale (treat the sum as plain) and the blocked result leaves the
+  // reference.
+  const te::Program program =
+      te::build_workload("attention", {{"BH", 1}, {"L", 40}, {"D", 8}, {"CAUSAL", 0}});
   B2BPlan plan = plan_b2b(program);
   plan.statistics[1].kind = Kind::kPlainSum;
   const std::vector<te::HostBuffer> inputs = random_inputs(program, 3);
@@ -140,7 +153,8 @@ TEST(B2BPlan, SplitsIntoTwoSingleContractionPrograms) {
   EXPECT_EQ(second.anchor.tensor.name(), "mm2");
   EXPECT_EQ(second.anchor.a.name(), "H");
   EXPECT_TRUE(second.anchor.a.is_placeholder());
-  // The attention split keeps the softmax with GEMM1; its batched contraction is refused by plan_fusion today.
+  // The attention split keeps the softmax with GEMM1; its batched contraction is refused by plan_fusion
+  // today.
   const SplitB2B attention =
       split_b2b(plan_b2b(te::build_workload("attention", {{"BH", 2}, {"L", 32}, {"D", 16}, {"CAUSAL", 0}})));
   EXPECT_EQ(attention.first.outputs()[0].name(), "P_bf16");

@@ -48,6 +48,10 @@ TEST(ScheduleErrors, TmaStoreEpilogue) {
             "schedule for 'mm': tma_store=true with N=500: output rows must be 16-byte aligned for TMA (N a "
             "multiple of 8)");
   EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.tma_store = true; }), "(no error)");
+  EXPECT_EQ(
+      legality_error(plan_of("post_layernorm", 64, 64, 257), [](Schedule& s) { s.vector_loads = true; }),
+      "schedule for 'mm': vector_loads=true with N=257: a thread's two neighbouring columns are loaded as "
+      "one, so N must be even");
 }
 
 TEST(ScheduleErrors, TileShape) {

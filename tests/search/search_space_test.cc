@@ -17,7 +17,8 @@ schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape
 
 int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
   return (a.bn != b.bn) + (a.stages != b.stages) + (a.cluster_n != b.cluster_n) + (a.carried != b.carried) +
-         (a.raster_group_m != b.raster_group_m) + (a.warp_roles != b.warp_roles || a.bm != b.bm);
+         (a.raster_group_m != b.raster_group_m) + (a.warp_roles != b.warp_roles || a.bm != b.bm) +
+         (a.persistent != b.persistent) + (a.tma_store != b.tma_store) + (a.vector_loads != b.vector_loads);
 }
 
 TEST(SearchSpace, EveryScheduleIsLegalCanonicalAndUnique) {
@@ -84,6 +85,11 @@ TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {
   EXPECT_EQ(c.cluster_n, 1);
   EXPECT_EQ(c.reduction, schedule::ReductionPlacement::kCta);
   EXPECT_EQ(c.carried, schedule::ValueHome::kRegisters);
+  // Nothing to load in pairs: a plain GEMM has no epilogue inputs and no stash.
+  s.vector_loads = true;
+  EXPECT_FALSE(canonical(gemm, s).vector_loads);
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 256}});
+  EXPECT_TRUE(canonical(ln, s).vector_loads);  // the residual and the bias
 }
 
 TEST(SearchSpace, NeighboursAreOneKnobAwayAndLegal) {

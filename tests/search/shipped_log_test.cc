@@ -62,10 +62,10 @@ TEST(ShippedLog, PrintDigest) {
 }
 
 TEST(ShippedLog, SameSourcesInTwoFreshProcesses) {
-  const std::string first = testing_support::value_from_fresh_process(
-      "COMFUSE_PRINT_SHIPPED_DIGEST", "ShippedLog.PrintDigest", "digest=");
-  const std::string second = testing_support::value_from_fresh_process(
-      "COMFUSE_PRINT_SHIPPED_DIGEST", "ShippedLog.PrintDigest", "digest=");
+  const std::string first = testing_support::value_from_fresh_process("COMFUSE_PRINT_SHIPPED_DIGEST",
+                                                                      "ShippedLog.PrintDigest", "digest=");
+  const std::string second = testing_support::value_from_fresh_process("COMFUSE_PRINT_SHIPPED_DIGEST",
+                                                                       "ShippedLog.PrintDigest", "digest=");
   EXPECT_EQ(first.size(), 64u) << first;
   EXPECT_EQ(first, second);
   EXPECT_EQ(first, regenerated_digest(TuningLog::load(kShippedLog, true).records));

@@ -46,7 +46,8 @@ TEST(TunerKill, KillNineAtRandomPointsLosesAtMostOneRecord) {
       ::_exit(0);
     }
     ::close(pipe_fds[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(random)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(random)));
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
     int acknowledged = 0, value = 0;

@@ -67,9 +67,9 @@ TEST(Tuner, SpendsTheTrialBudgetAndLogsEveryRecord) {
     EXPECT_EQ(r.workload.key, te::workload_key(program));
     EXPECT_EQ(r.target, h200());
     EXPECT_EQ(r.status, RecordStatus::kOk);
-    EXPECT_EQ(r.source_sha256, sha256_hex(codegen::emit_kernel(schedule::plan_fusion(program), r.schedule,
-                                                                r.workload.key)
-                                              .source));
+    EXPECT_EQ(
+        r.source_sha256,
+        sha256_hex(codegen::emit_kernel(schedule::plan_fusion(program), r.schedule, r.workload.key).source));
   }
 }
 

@@ -84,6 +84,11 @@ std::vector<Case> cases() {
       pp.bm = 64;
       pp.warp_roles = WarpRoles::kPingPong;
       result.push_back({w, shape, pp, "pingpong_64x128"});
+      if (w == "gemm_bias_relu") {
+        Schedule vec = wide;
+        vec.vector_loads = true;  // the bias in column pairs
+        result.push_back({w, shape, vec, "coop_128x256_vector_loads"});
+      }
     }
     for (const std::string& w : reducing) {
       const std::int64_t n = shape.at("N");
@@ -105,6 +110,13 @@ std::vector<Case> cases() {
       Schedule ping_pong_stash = cta_stash;
       ping_pong_stash.warp_roles = WarpRoles::kPingPong;
       result.push_back({w, shape, ping_pong_stash, "pingpong_stash"});
+      // Residuals, biases and stash re-reads loaded two columns at a time (N is even in these shapes).
+      Schedule cta_stash_vec = cta_stash;
+      cta_stash_vec.vector_loads = true;
+      result.push_back({w, shape, cta_stash_vec, "cta_stash_vector_loads"});
+      Schedule ping_pong_stash_vec = ping_pong_stash;
+      ping_pong_stash_vec.vector_loads = true;
+      result.push_back({w, shape, ping_pong_stash_vec, "pingpong_stash_vector_loads"});
       Schedule ping_pong_cluster = ping_pong_stash;
       ping_pong_cluster.reduction = ReductionPlacement::kCluster;
       ping_pong_cluster.cluster_n = n <= 512 ? 2 : 4;
