@@ -7,6 +7,7 @@
 #include "codegen/device_prelude.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/wgmma_emitter.h"
+#include "schedule/b2b_mask.h"
 #include "support/error.h"
 
 namespace comfuse::codegen {
@@ -227,6 +228,14 @@ class B2BEmitter {
     out.line("const int warpgroup = threadIdx.x / 128;");
     out.line("const int batch = blockIdx.x / M_BLOCKS;");
     out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
+    if (const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_)) {
+      out.line("// The mask removes chained column j > row + " + std::to_string(*diagonal) +
+               ": chunks wholly above the block's last row add nothing and are skipped.");
+      out.line("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (" + std::to_string(*diagonal) +
+               ")) / BN1 + 1);");
+    } else {
+      out.line("const int chunks = CHUNKS;");
+    }
     out.open("if (threadIdx.x == 0)");
     out.open("for (int s = 0; s < STAGES; ++s)");
     out.line("mbar_init(&full_a[s], 1);");
@@ -264,7 +273,7 @@ class B2BEmitter {
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("tma_load_2d(sx + kb * BM * BK, &tma_x, full_x, kb * BK, batch * M + m0);");
     out.close();
-    out.open("for (int c = 0; c < CHUNKS; ++c)");
+    out.open("for (int c = 0; c < chunks; ++c)");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line("const int it = c * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
@@ -339,7 +348,7 @@ class B2BEmitter {
     if (s_.overlap) {
       overlapped_chunks(out, max);
     } else {
-      out.open("for (int c = 0; c < CHUNKS; ++c)");
+      out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
       out.line("u32 hfrag[BN1 / 16][4];");
       issue_gemm1(out, "acc1", "c");
@@ -370,12 +379,12 @@ class B2BEmitter {
     tiles_between(out, max, "acc1_a", "hfrag_a", "c");
     out.close();
     out.line("int pair = 0;");
-    out.open("for (; pair + 2 < CHUNKS; pair += 2)");
+    out.open("for (; pair + 2 < chunks; pair += 2)");
     overlapped_step(out, max, "pair", "a", "b");
     overlapped_step(out, max, "pair + 1", "b", "a");
     out.close();
     out.line("// One or two chunks are left; the last has no next chunk.");
-    out.open("if (pair + 1 < CHUNKS)");
+    out.open("if (pair + 1 < chunks)");
     overlapped_step(out, max, "pair", "a", "b");
     last_step(out, max, "pair + 1", "b");
     out.close();

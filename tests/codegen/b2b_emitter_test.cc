@@ -85,6 +85,16 @@ TEST(B2BEmitter, OverlappedChunksKeepTwoBuffersInFlight) {
   }
 }
 
+TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
+  const KernelSource causal = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 1}});
+  EXPECT_NE(causal.source.find("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (0)) / BN1 + 1);"),
+            std::string::npos);
+  // The producer loads and the consumers compute the same number of chunks.
+  EXPECT_NE(causal.source.find("for (int c = 0; c < chunks; ++c)"), std::string::npos);
+  const KernelSource full = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}});
+  EXPECT_NE(full.source.find("const int chunks = CHUNKS;"), std::string::npos);
+}
+
 TEST(B2BEmitter, SameInputsSameSource) {
   const te::Shape shape = {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}};
   EXPECT_EQ(emit("mlp_gelu", shape).source, emit("mlp_gelu", shape).source);
