@@ -146,12 +146,11 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) 
 }
 
 bool EpilogueEmitter::loads_in_pairs() const {
-  return schedule_.vector_loads && plan_.anchor.n % 2 == 0;
+  return schedule_.vector_loads && stores_in_pairs();  // both need N even
 }
 
 bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast) const {
-  const bool type_ok = te::dtype_bytes(input.dtype()) == 2 || input.dtype() == te::DType::f32;
-  return loads_in_pairs() && type_ok && broadcast != Broadcast::kColumn;
+  return loads_in_pairs() && schedule::pair_loadable({input, broadcast});
 }
 
 std::vector<std::size_t> EpilogueEmitter::stash_reads(int stage) const {

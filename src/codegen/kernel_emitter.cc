@@ -92,8 +92,7 @@ class KernelEmitter {
     const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
     const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
-    const std::int64_t staging = s_.tma_store ? 2LL * 64 * s_.bn * s_.consumer_warpgroups() : 0;
-    return 1024 + ring + staging + barriers + exchange + warpgroup_combine;
+    return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine;
   }
 
   void header(CodeStream& out) const {

@@ -97,9 +97,19 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t sources = (cluster_n > 1 ? cluster_n : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
-  const std::int64_t output_staging = tma_store ? std::int64_t{2} * 64 * bn * consumer_warpgroups() : 0;
-  return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging + barriers +
+  return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +
          reduction_scratch;
+}
+
+bool pair_loadable(const EpilogueInput& input) {
+  const te::DType dtype = input.tensor.dtype();
+  return (te::dtype_bytes(dtype) == 2 || dtype == te::DType::f32) && input.broadcast != Broadcast::kColumn;
+}
+
+bool vector_loads_apply(const FusionPlan& plan, const Schedule& s) {
+  if (plan.anchor.n % 2 != 0) return false;
+  if (s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty()) return true;
+  return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), pair_loadable);
 }
 
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {

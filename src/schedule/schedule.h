@@ -61,9 +61,20 @@ struct Schedule {
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
   /// reduction per peer; values below 1 count as 1). check_legal passes the plan's count.
   std::int64_t shared_memory_bytes(int row_reductions = 1) const;
+  /// Bytes of the TMA-store epilogue's staging tiles: 64 x BN bf16 per consumer warpgroup (0 without it).
+  std::int64_t output_staging_bytes() const {
+    return tma_store ? std::int64_t{2} * 64 * bn * consumer_warpgroups() : 0;
+  }
 
   bool operator==(const Schedule&) const = default;
 };
+
+/// Whether vector_loads loads `input` two columns at a time: 16-bit or f32, read per element or per column.
+bool pair_loadable(const EpilogueInput& input);
+
+/// Whether vector_loads changes the kernel of `plan` under `s`: N even, and a pair-loadable input or stash
+/// re-reads.
+bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Hard limits of the target the legality checks use.
 struct TargetLimits {

@@ -87,17 +87,6 @@ std::vector<T> steps(const T (&values)[N], T current) {
 
 }  // namespace
 
-// Whether vector_loads changes anything for `s`: inputs read per element or per column, or stash re-reads.
-bool has_pair_loads(const schedule::FusionPlan& plan, const Schedule& s) {
-  if (plan.anchor.n % 2 != 0) return false;
-  if (s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty()) return true;
-  for (const auto& input : plan.epilogue_inputs) {
-    const bool type_ok = te::dtype_bytes(input.tensor.dtype()) == 2 || input.tensor.dtype() == te::DType::f32;
-    if (type_ok && input.broadcast != schedule::Broadcast::kColumn) return true;
-  }
-  return false;
-}
-
 Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!plan.has_reductions()) {
     s.cluster_n = 1;
@@ -109,7 +98,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
     s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
-  if (!has_pair_loads(plan, s)) s.vector_loads = false;
+  if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
   return s;
 }
 
