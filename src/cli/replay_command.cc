@@ -158,8 +158,7 @@ void write_replayed(const search::ReplayResult& replayed, const std::string& dir
   const runtime::DeviceFingerprint& measured_on = record.target;
   char median[32];
   std::snprintf(median, sizeof(median), "%.1f us", *record.median_us);
-  out << "record     "
-      << (record.b2b ? schedule::to_string(*record.b2b) : schedule::to_string(record.schedule)) << "\n";
+  out << "record     " << search::schedule_description(record) << "\n";
   out << "schedule   " << search::schedule_text(record) << "\n";
   out << "median     " << median << " (" << record.times_us.size() << " samples) measured "
       << record.timestamp << " on " << measured_on.name << ", driver " << measured_on.driver << ", CUDA "

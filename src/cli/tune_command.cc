@@ -198,8 +198,7 @@ void print_summary(const TuneArgs& args, const te::Program& program, const runti
       << " (key " << te::workload_key(program) << ")\n";
   out << "target     " << target.name << " (" << target.arch << ", " << target.sms << " SMs), driver "
       << target.driver << ", CUDA " << target.cuda << ", NVRTC " << target.nvrtc << "\n";
-  out << "winner     "
-      << (winner.b2b ? schedule::to_string(*winner.b2b) : schedule::to_string(winner.schedule)) << "\n";
+  out << "winner     " << search::schedule_description(winner) << "\n";
   out << "schedule   " << search::schedule_text(winner) << "\n";
   out << "fused      " << format_us(*winner.median_us) << " (median of " << winner.times_us.size()
       << " samples)\n";

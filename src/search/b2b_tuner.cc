@@ -2,14 +2,12 @@
 #include "search/b2b_tuner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <thread>
 
 #include "codegen/b2b_emitter.h"
 #include "comfuse/version.h"
-#include "runtime/kernel_cache.h"
 #include "runtime/kernel_timer.h"
+#include "search/compile_candidates.h"
 #include "search/selection.h"
 #include "search/tuning_log.h"
 #include "support/error.h"
@@ -84,31 +82,7 @@ class B2BTuner {
   }
 
   void compile() {
-    const runtime::KernelCache cache;
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i = next++; i < candidates_.size(); i = next++) {
-        Candidate& c = candidates_[i];
-        try {
-          if (options_.compile) {
-            c.compiled = options_.compile(c.kernel);
-          } else {
-            runtime::CompileOptions compile_options;
-            compile_options.program_name = c.kernel.name + ".cu";
-            c.compiled = cache.compile(c.kernel.source, compile_options);
-          }
-        } catch (const std::exception& error) {
-          c.error = error.what();
-        }
-      }
-    };
-    const int jobs = options_.jobs > 0 ? options_.jobs
-                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> threads;
-    for (int t = 1; t < std::min<int>(jobs, static_cast<int>(candidates_.size())); ++t)
-      threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
+    compile_candidates(candidates_, options_);
     for (const Candidate& c : candidates_) {
       if (c.compiled) {
         ++progress_.compiled;

@@ -19,8 +19,8 @@ struct MeasureRequest {
   schedule::Schedule schedule;
   const runtime::CompiledProgram* compiled = nullptr;
   int repeats = 30;  // timed runs; each gives one sample
-  std::optional<schedule::B2BSchedule>
-      b2b;  // set: the fused back-to-back kernel under it (`schedule` unused)
+  // Set: the candidate is the fused back-to-back kernel under this schedule (`schedule` unused).
+  std::optional<schedule::B2BSchedule> b2b;
 };
 
 /// What measuring one candidate gave. `status` is kOk with samples, or the failure with `error` set.

@@ -26,10 +26,9 @@ struct ReplayResult {
 /// the schedule's legality, regenerates the source and checks its SHA-256 against the record's source_sha256.
 /// Only the record's typed schedule reaches the source. CompileErrors: no record (or no ok record) for the
 /// key, naming it; every ok record for another target, naming the first field that differs in the fastest of
-/// them
-/// (`target.name differs: log has 'NVIDIA H100', this machine is 'NVIDIA H200'`) unless
+/// them (`target.name differs: log has 'NVIDIA H100', this machine is 'NVIDIA H200'`) unless
 /// options.allow_target_mismatch; an illegal schedule; `the generated source differs from the log's: comfuse
-/// changed? (log X, now Y)`.
+/// changed? (log X, now Y)`. A back-to-back record ("kernel": "b2b") regenerates the fused B2B kernel.
 ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program& program,
                     const runtime::DeviceFingerprint& target, const ReplayOptions& options = {});
 

@@ -2,16 +2,15 @@
 #include "search/tuner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <set>
 #include <thread>
 
 #include "codegen/kernel_source.h"
 #include "comfuse/version.h"
-#include "runtime/kernel_cache.h"
 #include "runtime/kernel_timer.h"
 #include "schedule/fusion_plan.h"
+#include "search/compile_candidates.h"
 #include "search/cost_model.h"
 #include "search/search_space.h"
 #include "search/selection.h"
@@ -174,30 +173,7 @@ class Tuner {
   }
 
   void compile(std::vector<Candidate>& candidates) {
-    const runtime::KernelCache cache;
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i = next++; i < candidates.size(); i = next++) {
-        Candidate& c = candidates[i];
-        if (!c.error.empty() || past(0.6)) continue;  // leave time to measure what compiled
-        try {
-          if (options_.compile) {
-            c.compiled = options_.compile(c.kernel);
-          } else {
-            runtime::CompileOptions compile_options;
-            compile_options.program_name = c.kernel.name + ".cu";
-            c.compiled = cache.compile(c.kernel.source, compile_options);
-          }
-        } catch (const std::exception& error) {
-          c.error = error.what();
-        }
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int t = 1; t < std::min<int>(jobs_, static_cast<int>(candidates.size())); ++t)
-      threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
+    compile_candidates(candidates, options_, [&] { return past(0.6); });  // leave time to measure
     for (Candidate& c : candidates) {
       if (c.compiled) {
         ++progress_.compiled;
@@ -298,7 +274,7 @@ void keep_record(TuningRecord record, const TuneOptions& options, std::vector<Tu
   if (r.status == RecordStatus::kOk && r.median_us &&
       (!progress.best_us || *r.median_us < *progress.best_us)) {
     progress.best_us = r.median_us;
-    progress.best = r.b2b ? schedule::to_string(*r.b2b) : schedule::to_string(r.schedule);
+    progress.best = schedule_description(r);
   }
   if (options.progress) options.progress(progress);
 }

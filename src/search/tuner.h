@@ -59,8 +59,9 @@ struct TuneResult {
   double seconds = 0;
 };
 
-/// Appends a candidate's `record` to options.log_path (when set) and to `records`, updates `progress` (records
-/// written; the fastest ok median and its schedule) and reports it to options.progress. Both tuners use it.
+/// Appends a candidate's `record` to options.log_path (when set) and to `records`, updates `progress`
+/// (records written; the fastest ok median and its schedule) and reports it to options.progress. Both tuners
+/// use it.
 void keep_record(TuningRecord record, const TuneOptions& options, std::vector<TuningRecord>& records,
                  TuneProgress& progress);
 

@@ -119,6 +119,10 @@ TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprin
   return r;
 }
 
+std::string schedule_description(const TuningRecord& record) {
+  return record.b2b ? schedule::to_string(*record.b2b) : schedule::to_string(record.schedule);
+}
+
 std::string schedule_text(const TuningRecord& record) {
   return (record.b2b ? schedule::to_json(*record.b2b) : schedule::to_json(record.schedule)).dump();
 }

@@ -65,11 +65,14 @@ struct TuningRecord {
 };
 
 /// The record of one measured (or failed) candidate of `workload`: `status` and `error` as given (an ok
-/// status without samples becomes kLaunchError), the median of `times`, the SHA-256 of `source` and the current
-/// UTC time. The caller sets the schedule (`schedule` or `b2b`).
-TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprint& target, CompilerInfo compiler,
-                              RecordStatus status, const std::string& error, std::vector<double> times,
-                              const std::string& source);
+/// status without samples becomes kLaunchError), the median of `times`, the SHA-256 of `source` and the
+/// current UTC time. The caller sets the schedule (`schedule` or `b2b`).
+TuningRecord candidate_record(Workload workload, const runtime::DeviceFingerprint& target,
+                              CompilerInfo compiler, RecordStatus status, const std::string& error,
+                              std::vector<double> times, const std::string& source);
+
+/// The record's schedule in words (schedule::to_string of the fused-GEMM or the back-to-back schedule).
+std::string schedule_description(const TuningRecord& record);
 
 /// The canonical JSON text of the record's schedule (fused-GEMM or back-to-back): its identity in a log.
 std::string schedule_text(const TuningRecord& record);
