@@ -139,11 +139,8 @@ FusedMeasured measure_fused_b2b(Row& row, std::uint64_t seed, const runtime::Con
   // The reference on a prefix of the problem, whose inputs are prefixes of the whole one's: the first batch
   // of a batched workload (every operand is batch-major), else X's first 64 rows with the weights whole.
   te::Shape shape = row.entry.shape;
-  if (shape.count("BH") != 0) {
-    shape["BH"] = 1;
-  } else {
-    shape["M"] = std::min<std::int64_t>(64, out.shape()[0]);
-  }
+  const std::string rows = te::rows_parameter(row.entry.workload);
+  shape[rows] = rows == "BH" ? 1 : std::min<std::int64_t>(64, out.shape()[0]);
   const te::Program part = te::build_workload(row.entry.workload, shape);
   std::vector<te::HostBuffer> part_inputs;
   for (std::size_t i = 0; i < whole.inputs().size(); ++i) {

@@ -20,8 +20,8 @@
 
 #include "codegen/b2b_emitter.h"
 #include "schedule/b2b_plan.h"
-#include "search/b2b_tuner.h"
 #include "search/gpu_runner.h"
+#include "search/gpu_tuning.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
 #include "suite.h"
@@ -68,16 +68,11 @@ struct Kernel {
 // The fused back-to-back kernel of a row, where the planner and the generator take it.
 std::optional<Kernel> fused_kernel_of(const SuiteEntry& entry, const std::string& name) {
   const te::Program program = te::build_workload(entry.workload, entry.shape);
-  try {
-    codegen::emit_b2b_kernel(schedule::plan_b2b(program), {}, te::workload_key(program));
-  } catch (const CompileError&) {
-    return std::nullopt;
-  }
-  const std::string rows_axis = entry.shape.count("BH") != 0 ? "BH" : "M";
+  if (codegen::b2b_kernel_refusal(program)) return std::nullopt;
   return Kernel{name + "/fused", program,
-                [entry, rows_axis](std::int64_t rows) {
+                [entry](std::int64_t rows) {
                   te::Shape shape = entry.shape;
-                  shape[rows_axis] = rows;
+                  shape[te::rows_parameter(entry.workload)] = rows;
                   return te::build_workload(entry.workload, shape);
                 },
                 true};
@@ -114,19 +109,12 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   const te::Program& program = kernel.program;
   search::IsolationOptions isolation;
   isolation.candidate_timeout_s = timeout_s;
-  std::optional<search::GpuWorkload> workload;
-  std::optional<search::B2BGpuWorkload> b2b_workload;
-  if (kernel.fused_b2b) {
-    b2b_workload = search::prepare_b2b_workload(program, kernel.rebuild, 1);
-  } else {
-    workload = search::prepare_workload(program, kernel.rebuild, 1);
-  }
-  const auto measurer = workload ? search::make_gpu_measurer(*workload, 0, isolation)
-                                 : search::make_b2b_gpu_measurer(*b2b_workload, 0, isolation);
-  search::TuneResult result = kernel.fused_b2b ? search::tune_b2b(program, *measurer, options)
-                                               : search::tune(program, *measurer, options);
+  search::GpuTuning tuning(program, kernel.rebuild, 1, kernel.fused_b2b, isolation);
+  search::IsolatedMeasurer& measurer = tuning.measurer();
+  const search::GpuWorkload* workload = tuning.gemm_workload();
+  search::TuneResult result = tuning.tune(options);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  const std::optional<double> gemm = measurer->gemm_alone_us(50);
+  const std::optional<double> gemm = measurer.gemm_alone_us(50);
   double default_us = 0;  // of the default schedule
   for (const search::TuningRecord& r : result.records) {
     const bool is_default =
@@ -148,7 +136,7 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
                             {"winner_us", *result.winner.median_us},
                             {"default_us", default_us > 0 ? nlohmann::json(default_us) : nlohmann::json()},
                             {"cublas_gemm_us", gemm ? nlohmann::json(*gemm) : nlohmann::json()},
-                            {"workers_started", measurer->workers_started()}};
+                            {"workers_started", measurer.workers_started()}};
   return {summary, std::move(result)};
 }
 

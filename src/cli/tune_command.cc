@@ -14,8 +14,8 @@
 #include "schedule/b2b_plan.h"
 #include "schedule/fusion_plan.h"
 #include "search/b2b_choice.h"
-#include "search/b2b_tuner.h"
 #include "search/gpu_runner.h"
+#include "search/gpu_tuning.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
 #include "support/error.h"
@@ -135,17 +135,13 @@ struct TunedPart {
 // nullopt, with the reason in `why`).
 std::optional<TunedPart> fused_b2b_part(const std::string& name, const te::Shape& shape, std::string* why) {
   const te::Program program = te::build_workload(name, shape);
-  try {
-    codegen::emit_b2b_kernel(schedule::plan_b2b(program), {}, te::workload_key(program));
-  } catch (const CompileError& error) {
-    *why = error.what();
+  if (std::optional<std::string> refusal = codegen::b2b_kernel_refusal(program)) {
+    *why = *refusal;
     return std::nullopt;
   }
-  // Independent rows of the reference check: batches of a batched program, else rows of X.
-  const std::string rows_axis = shape.count("BH") != 0 ? "BH" : "M";
-  const codegen::RowProgramBuilder rebuild = [name, shape, rows_axis](std::int64_t rows) {
+  const codegen::RowProgramBuilder rebuild = [name, shape](std::int64_t rows) {
     te::Shape fewer_rows = shape;
-    fewer_rows[rows_axis] = rows;
+    fewer_rows[te::rows_parameter(name)] = rows;
     return te::build_workload(name, fewer_rows);
   };
   return TunedPart{"the fused back-to-back kernel (GEMM1, the tiles between and GEMM2 in one)", program,
@@ -278,25 +274,16 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
         out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": " << parts[p].label
             << "\n";
       }
-      // One of the two is prepared: the single-GEMM workload or the fused B2B one.
-      std::optional<search::GpuWorkload> workload;
-      std::optional<search::B2BGpuWorkload> b2b_workload;
-      if (parts[p].fused_b2b) {
-        b2b_workload = search::prepare_b2b_workload(parts[p].program, parts[p].rebuild, parsed.seed);
-      } else {
-        workload = search::prepare_workload(parts[p].program, parts[p].rebuild, parsed.seed);
-      }
-
       // The measurer forks its supervisor here, before anything in this process touches CUDA: a child cannot
       // use a driver its parent initialised. Nothing below may call the driver directly.
       search::IsolationOptions isolation;
       isolation.candidate_timeout_s = parsed.timeout_s;
-      const std::unique_ptr<search::IsolatedMeasurer> measurer =
-          workload ? search::make_gpu_measurer(*workload, 0, isolation)
-                   : search::make_b2b_gpu_measurer(*b2b_workload, 0, isolation);
+      search::GpuTuning tuning(parts[p].program, parts[p].rebuild, parsed.seed, parts[p].fused_b2b,
+                               isolation);
+      search::IsolatedMeasurer& measurer = tuning.measurer();
       runtime::DeviceFingerprint target;
       try {
-        target = measurer->target();
+        target = measurer.target();
       } catch (const RuntimeError& error) {
         err << "comfuse tune: no GPU: " << start_failure_reason(error.what()) << "\n";
         return 3;
@@ -306,6 +293,7 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       options.exhaustive = parsed.exhaustive;
       // A time budget alone bounds the run, so the trial cap is the whole space (not more: the tuner's first
       // batch is half the cap, compiled before anything is measured).
+      const search::GpuWorkload* workload = tuning.gemm_workload();
       options.trials = parsed.seconds && workload
                            ? std::max(1, static_cast<int>(search::schedule_space(workload->plan).size()))
                            : parsed.trials.value_or(40);
@@ -321,9 +309,7 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
           err << progress_line(progress) << "\n";
         }
       };
-      const search::TuneResult result = parts[p].fused_b2b
-                                            ? search::tune_b2b(parts[p].program, *measurer, options)
-                                            : search::tune(parts[p].program, *measurer, options);
+      const search::TuneResult result = tuning.tune(options);
       end_bar();
       all_records.insert(all_records.end(), result.records.begin(), result.records.end());
       last_target = target;
@@ -331,7 +317,7 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       std::optional<double> gemm_us;
       std::string gemm_note;
       try {
-        gemm_us = measurer->gemm_alone_us(100);
+        gemm_us = measurer.gemm_alone_us(100);
       } catch (const RuntimeError& error) {
         gemm_note = error.what();  // the tuning result stands without the baseline
       }

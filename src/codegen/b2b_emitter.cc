@@ -627,6 +627,15 @@ class B2BEmitter {
 
 }  // namespace
 
+std::optional<std::string> b2b_kernel_refusal(const te::Program& program) {
+  try {
+    check_supported(schedule::plan_b2b(program));
+    return std::nullopt;
+  } catch (const CompileError& error) {
+    return error.what();
+  }
+}
+
 KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& schedule,
                              const std::string& workload_key) {
   check_supported(plan);

@@ -4,6 +4,7 @@
 // row factor); one batch axis; GEMM2 at most 256 columns wide.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "codegen/kernel_source.h"
@@ -20,6 +21,10 @@ using schedule::B2BSchedule;  // schedule/b2b_schedule.h: the knobs, their legal
 /// Throws CompileError naming what is not supported: more than one batch axis, W1 not laid out [N, K], O
 /// above 256 or not a multiple of 8 (of 64 for [N, O]), K above 256 or not a multiple of 8, more than one
 /// running max, tiles between that read inputs.
+/// Why the fused back-to-back kernel cannot be generated for `program` (the planner's or the generator's
+/// refusal, as emit_b2b_kernel would throw it), or nullopt when it can. Emits nothing.
+std::optional<std::string> b2b_kernel_refusal(const te::Program& program);
+
 KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& schedule,
                              const std::string& workload_key);
 

@@ -95,6 +95,16 @@ TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
   EXPECT_NE(full.source.find("const int chunks = CHUNKS;"), std::string::npos);
 }
 
+TEST(B2BEmitter, RefusalIsTheEmittersErrorWithoutEmitting) {
+  EXPECT_EQ(b2b_kernel_refusal(te::build_workload("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 64}})),
+            std::nullopt);
+  const te::Program wide = te::build_workload("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}});
+  EXPECT_EQ(b2b_kernel_refusal(wide),
+            te::error_of([&] { emit_b2b_kernel(schedule::plan_b2b(wide), {}, kKey); }));
+  EXPECT_NE(b2b_kernel_refusal(te::build_workload("post_layernorm", {{"M", 64}, {"K", 64}, {"N", 64}})),
+            std::nullopt);  // one contraction: not back to back
+}
+
 TEST(B2BEmitter, SameInputsSameSource) {
   const te::Shape shape = {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}};
   EXPECT_EQ(emit("mlp_gelu", shape).source, emit("mlp_gelu", shape).source);
