@@ -351,13 +351,8 @@ class B2BEmitter {
       out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
       out.line("u32 hfrag[BN1 / 16][4];");
-      issue_gemm1(out, "acc1", "c");
-      out.line("wgmma_wait<0>();");
-      release_gemm1(out, "c");
-      tiles_between(out, max, "acc1", "hfrag", "c");
-      issue_gemm2(out, max != nullptr, "hfrag", "c");
-      out.line("wgmma_wait<0>();");
-      release_gemm2(out, "c");
+      gemm1_then_tiles(out, max, "acc1", "hfrag", "c");
+      gemm2_alone(out, max, "hfrag", "c");
       out.close();
     }
     finish(out);
@@ -373,10 +368,7 @@ class B2BEmitter {
     out.line("// Chunk 0's GEMM1 and tiles between before the loop.");
     out.open("");
     out.line("const int c = 0;");
-    issue_gemm1(out, "acc1_a", "c");
-    out.line("wgmma_wait<0>();");
-    release_gemm1(out, "c");
-    tiles_between(out, max, "acc1_a", "hfrag_a", "c");
+    gemm1_then_tiles(out, max, "acc1_a", "hfrag_a", "c");
     out.close();
     out.line("int pair = 0;");
     out.open("for (; pair + 2 < chunks; pair += 2)");
@@ -401,7 +393,7 @@ class B2BEmitter {
     out.line("const int c = " + chunk + ", cn = c + 1;");
     if (max != nullptr) rescale_acc2(out, "c");  // nothing in flight yet
     issue_gemm1(out, "acc1_" + next, "cn");
-    issue_gemm2(out, false, "hfrag_" + cur, "c");
+    issue_gemm2(out, "hfrag_" + cur, "c");
     out.line("wgmma_wait<1>();  // the next chunk's GEMM1; this chunk's GEMM2 may still run");
     release_gemm1(out, "cn");
     out.open("");
@@ -418,10 +410,27 @@ class B2BEmitter {
                  const std::string& cur) const {
     out.open("");
     out.line("const int c = " + chunk + ";");
-    issue_gemm2(out, max != nullptr, "hfrag_" + cur, "c");
-    out.line("wgmma_wait<0>();");
-    release_gemm2(out, "c");
+    gemm2_alone(out, max, "hfrag_" + cur, "c");
     out.close();
+  }
+
+  // GEMM1 of `chunk` into `acc`, waited for, its ring stages released, then the tiles between into `hfrag`.
+  void gemm1_then_tiles(CodeStream& out, const OnlineStatistic* max, const std::string& acc,
+                        const std::string& hfrag, const std::string& chunk) const {
+    issue_gemm1(out, acc, chunk);
+    out.line("wgmma_wait<0>();");
+    release_gemm1(out, chunk);
+    tiles_between(out, max, acc, hfrag, chunk);
+  }
+
+  // GEMM2 of `chunk` with nothing else in flight: the accumulator rescaled first (online statistics), the
+  // group waited for and W2's buffer released.
+  void gemm2_alone(CodeStream& out, const OnlineStatistic* max, const std::string& hfrag,
+                   const std::string& chunk) const {
+    if (max != nullptr) rescale_acc2(out, chunk);
+    issue_gemm2(out, hfrag, chunk);
+    out.line("wgmma_wait<0>();");
+    release_gemm2(out, chunk);
   }
 
   // GEMM1 of chunk `chunk` into `acc` over the K blocks, one commit group; the caller waits for it.
@@ -531,11 +540,10 @@ class B2BEmitter {
     return it->second;
   }
 
-  // GEMM2 of chunk `chunk` from `hfrag`, after the accumulator is rescaled with the chunk's `scale` (no GEMM2
-  // may be in flight then); one commit group, which the caller waits for.
-  void issue_gemm2(CodeStream& out, bool online, const std::string& hfrag, const std::string& chunk) const {
+  // GEMM2 of chunk `chunk` from `hfrag` (the caller has rescaled the accumulator: no GEMM2 may be in flight
+  // then); one commit group, which the caller waits for.
+  void issue_gemm2(CodeStream& out, const std::string& hfrag, const std::string& chunk) const {
     const bool k_major = plan_.second.b_k_major;
-    if (online) rescale_acc2(out, chunk);
     out.line("mbar_wait(&full_b[(" + chunk + ") & 1], ((" + chunk + ") >> 1) & 1);");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");

@@ -81,6 +81,14 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
   return bindings;
 }
 
+// The TMA map of `tensor` at `base`, read or written through its 2-D view [leading axes x rows, columns].
+CUtensorMap FusedKernel::tensor_map(CUdeviceptr base, const te::Tensor& tensor, int box_rows) const {
+  const std::int64_t cols = tensor.shape().back();
+  const std::int64_t rows =
+      static_cast<std::int64_t>(tensor_bytes(tensor)) / (cols * te::dtype_bytes(tensor.dtype()));
+  return encode_operand_map(context_.driver(), base, tensor.dtype(), rows, cols, box_rows);
+}
+
 void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const {
   const auto& params = source_.params;
   // Arguments must outlive the launch call: reserve so that pointers into the vectors stay valid.
@@ -97,20 +105,13 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
       case KernelParam::Kind::kTmaB: {
         const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
         const bool is_a = p.kind == KernelParam::Kind::kTmaA;
-        const int box_rows = p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn);
-        // Batched operands are read through their 2-D view [batch x rows, columns].
-        const std::int64_t cols = p.tensor.shape().back();
-        const std::int64_t rows =
-            static_cast<std::int64_t>(tensor_bytes(p.tensor)) / (cols * te::dtype_bytes(p.tensor.dtype()));
-        maps.push_back(
-            encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(), rows, cols, box_rows));
+        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn)));
         args.push_back(&maps.back());
         break;
       }
       case KernelParam::Kind::kTmaOut: {
         const auto& buffer = bindings.outputs.at(position_of(program_.outputs(), p.tensor));
-        maps.push_back(encode_operand_map(context_.driver(), buffer.get(), p.tensor.dtype(),
-                                          p.tensor.shape()[0], p.tensor.shape()[1], p.box_rows));
+        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows));
         args.push_back(&maps.back());
         break;
       }

@@ -38,6 +38,8 @@ class FusedKernel {
   void launch(const DeviceBindings& bindings, CUstream stream = nullptr) const;
 
  private:
+  CUtensorMap tensor_map(CUdeviceptr base, const te::Tensor& tensor, int box_rows) const;
+
   const runtime::Context& context_;
   te::Program program_;
   KernelSource source_;
