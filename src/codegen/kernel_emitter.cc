@@ -202,7 +202,8 @@ class KernelEmitter {
 
   // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
   void tma_store_helpers(CodeStream& out) const {
-    static const char* const kHelpers = R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
+    static const char* const kHelpers =
+        R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
 // 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.
 __device__ __forceinline__ u32 staged_offset(int row, int col) {
   const int box = col >> 6, byte = (col & 63) * 2;
