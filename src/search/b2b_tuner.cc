@@ -54,25 +54,8 @@ class B2BTuner {
       ++progress_.measured;
     }
     remeasure_contenders();
-    std::vector<const TuningRecord*> all;
-    for (const TuningRecord& r : records_) all.push_back(&r);
-    const TuningRecord* best = select_best(all);
-    if (best == nullptr) {
-      std::string failures;
-      for (std::size_t i = 0; i < records_.size() && i < 3; ++i) {
-        failures +=
-            "\n  " + std::string(status_name(records_[i].status)) + ": " + records_[i].error.substr(0, 300);
-      }
-      throw CompileError("no fused back-to-back candidate of " + std::to_string(candidates_.size()) +
-                         " for workload " + key_ + " ran correctly; the first failures:" + failures);
-    }
-    return TuneResult{*best,
-                      records_,
-                      progress_.space,
-                      progress_.compiled,
-                      progress_.measured,
-                      progress_.failed,
-                      std::chrono::duration<double>(Clock::now() - start_).count()};
+    return finish_run(records_, progress_, std::chrono::duration<double>(Clock::now() - start_).count(),
+                      "fused back-to-back candidate", candidates_.size(), key_);
   }
 
  private:

@@ -211,27 +211,8 @@ class Tuner {
   }
 
   TuneResult finish() {
-    std::vector<const TuningRecord*> all;
-    for (const TuningRecord& r : records_) all.push_back(&r);
-    const TuningRecord* best = select_best(all);
-    if (best == nullptr) {
-      std::string failures;
-      int shown = 0;
-      for (const TuningRecord& r : records_) {
-        if (shown++ < 3)
-          failures += "\n  " + std::string(status_name(r.status)) + ": " + r.error.substr(0, 300);
-      }
-      throw CompileError("no candidate of " + std::to_string(tried_.size()) + " for workload " + key_ +
-                         " ran correctly; the first failures:" + failures);
-    }
-    TuneResult result{*best,
-                      records_,
-                      progress_.space,
-                      progress_.compiled,
-                      progress_.measured,
-                      progress_.failed,
-                      std::chrono::duration<double>(Clock::now() - start_).count()};
-    return result;
+    return finish_run(records_, progress_, std::chrono::duration<double>(Clock::now() - start_).count(),
+                      "candidate", tried_.size(), key_);
   }
 
   TuningRecord make_record(const Candidate& c, RecordStatus status, const std::string& error,
@@ -264,6 +245,24 @@ class Tuner {
 };
 
 }  // namespace
+
+TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgress& progress, double seconds,
+                      const std::string& what, std::size_t tried, const std::string& key) {
+  std::vector<const TuningRecord*> all;
+  for (const TuningRecord& r : records) all.push_back(&r);
+  const TuningRecord* best = select_best(all);
+  if (best == nullptr) {
+    std::string failures;
+    for (std::size_t i = 0; i < records.size() && i < 3; ++i) {
+      failures +=
+          "\n  " + std::string(status_name(records[i].status)) + ": " + records[i].error.substr(0, 300);
+    }
+    throw CompileError("no " + what + " of " + std::to_string(tried) + " for workload " + key +
+                       " ran correctly; the first failures:" + failures);
+  }
+  return TuneResult{*best,           records, progress.space, progress.compiled, progress.measured,
+                    progress.failed, seconds};
+}
 
 void keep_record(TuningRecord record, const TuneOptions& options, std::vector<TuningRecord>& records,
                  TuneProgress& progress) {

@@ -65,6 +65,12 @@ struct TuneResult {
 void keep_record(TuningRecord record, const TuneOptions& options, std::vector<TuningRecord>& records,
                  TuneProgress& progress);
 
+/// The result of a tuning run over `records`: the winner by select_best, the counts of `progress` and the
+/// wall time. Throws CompileError "no <what> of <tried> for workload <key> ran correctly" with the first
+/// three failures when no record is ok.
+TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgress& progress, double seconds,
+                      const std::string& what, std::size_t tried, const std::string& key);
+
 /// Tunes `program` on `measurer`'s device. Search: the schedule space pruned by legality; the default
 /// schedule and the model's best few of each model family first; then, batch by batch, the untried
 /// one-knob neighbours of the three fastest schedules and the best untried schedules, ranked by the cost
