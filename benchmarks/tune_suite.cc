@@ -3,10 +3,11 @@
 // faulty candidates injected. Prints a table and writes a JSON summary.
 //
 //   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
-//                      [--faults NAME] [--skip-suite]
+//                      [--faults NAME] [--skip-suite] [--fused-only]
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2"). The log of the suite run is
+// --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an earlier run).
 // OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files beside it.
 #include <algorithm>
 #include <chrono>
@@ -41,6 +42,7 @@ struct Args {
   std::vector<std::string> sweep;
   std::string repeat, faults;
   bool skip_suite = false;
+  bool fused_only = false;  // only the "NAME/fused" kernels of back-to-back rows
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -184,6 +186,7 @@ int run(const Args& args) {
         continue;
       }
       for (const Kernel& kernel : kernels) {
+        if (args.fused_only && !kernel.fused_b2b) continue;
         try {
           Outcome outcome = tune_kernel(kernel, options);
           print_row(outcome.summary);
@@ -255,15 +258,15 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr
         << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
-           "[--repeat NAME] [--faults NAME] [--skip-suite]\n";
+           "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only]\n";
     return 2;
   }
   args.out_dir = argv[1];
   std::filesystem::create_directories(args.out_dir);  // the logs are opened for appending, never created here
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--skip-suite") {
-      args.skip_suite = true;
+    if (flag == "--skip-suite" || flag == "--fused-only") {
+      (flag == "--skip-suite" ? args.skip_suite : args.fused_only) = true;
       continue;
     }
     if (i + 1 >= argc) {
