@@ -17,8 +17,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
-    "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--stages N] [--overlap] -o DIR   (back-to-back\n"
-    "       workloads: the fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
+    "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
+    "                    [--overlap] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 → tiles → GEMM2\n"
+    "                    in one)\n";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -58,11 +59,12 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       fused_b2b = true;
     } else if (arg == "--overlap") {
       b2b.overlap = true;
-    } else if (arg == "--stages" && has_value) {
+    } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
+      int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {
-        b2b.stages = std::stoi(args[++i]);
+        knob = std::stoi(args[++i]);
       } catch (const std::exception&) {
-        err << "comfuse emit: --stages takes an integer, not '" << args[i] << "'\n";
+        err << "comfuse emit: " << arg << " takes an integer, not '" << args[i] << "'\n";
         return 2;
       }
     } else if (arg == "--target" && has_value) {
@@ -87,7 +89,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (fused_b2b && !schedule_file.empty()) {
     err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
-           "--stages\n";
+           "--bm, --bn1, --stages and --overlap\n";
     return 2;
   }
   try {
@@ -98,8 +100,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
           codegen::emit_b2b_kernel(schedule::plan_b2b(program), b2b, te::workload_key(program));
       const KernelFiles files = write_kernel_files(kernel, directory, target);
       out << "workload " << workload << " key " << te::workload_key(program) << "\n";
-      out << "fused back-to-back kernel, stages=" << b2b.stages << (b2b.overlap ? ", overlapped" : "")
-          << "\n";
+      out << "fused back-to-back kernel, " << schedule::to_string(b2b) << "\n";
       print_kernel(kernel, files, out);
       return 0;
     }

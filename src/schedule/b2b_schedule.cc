@@ -1,21 +1,52 @@
 // Knobs, legality, space and JSON of the fused back-to-back kernel's schedule.
 #include "schedule/b2b_schedule.h"
 
+#include <utility>
+
 #include "support/error.h"
 
 namespace comfuse::schedule {
 namespace {
 
 constexpr int kMinStages = 2, kMaxStages = 6;
+constexpr std::int64_t kMaxSharedBytes = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
 
 std::int64_t k_blocks(const B2BPlan& plan) {
   return (plan.first.k + 63) / 64;
 }
 
+// Measured with ptxas (sm_90a, both bm): attention at D=128 spills 32-36 bytes a thread; D=64 and the MLPs at
+// O=128 do not.
+bool overlap_spills(const B2BPlan& plan, const B2BSchedule& s) {
+  return s.overlap && s.bn1 == 128 && plan.online() && plan.second.n > 64;
+}
+
 }  // namespace
+
+std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& s) {
+  const std::int64_t x = k_blocks(plan) * s.bm * 64 * 2;
+  const std::int64_t ring = static_cast<std::int64_t>(s.stages) * s.bn1 * 64 * 2;
+  const std::int64_t w2 = 2 * plan.second.n * s.bn1 * 2;
+  const std::int64_t barriers = 8 * (2 * s.stages + 5);
+  return 1024 + x + ring + w2 + barriers;
+}
 
 void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
   const std::string who = "fused back-to-back kernel: ";
+  for (const auto& [name, value] : {std::pair<const char*, int>{"bm", s.bm}, {"bn1", s.bn1}}) {
+    if (value != 64 && value != 128)
+      throw CompileError(who + name + "=" + std::to_string(value) + " is not 64 or 128");
+  }
+  if (s.bm == 64 && plan.second.n > 128) {
+    throw CompileError(who + "bm=64 with O=" + std::to_string(plan.second.n) +
+                       ": two CTAs share an SM, whose 128 registers a thread cannot hold GEMM2's accumulator "
+                       "above O=128");
+  }
+  if (overlap_spills(plan, s)) {
+    throw CompileError(who + "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
+                       ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill "
+                       "registers");
+  }
   if (s.stages < kMinStages || s.stages > kMaxStages) {
     throw CompileError(who + "stages=" + std::to_string(s.stages) + " is outside [" +
                        std::to_string(kMinStages) + ", " + std::to_string(kMaxStages) + "]");
@@ -25,19 +56,32 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
                        std::to_string(k_blocks(plan)) + " K blocks of K=" + std::to_string(plan.first.k) +
                        ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes");
   }
+  const std::int64_t bytes = b2b_shared_bytes(plan, s);
+  if (bytes > kMaxSharedBytes) {
+    throw CompileError(who + to_string(s) + " needs " + std::to_string(bytes) +
+                       " bytes of shared memory, above the " + std::to_string(kMaxSharedBytes) + " a CTA has");
+  }
 }
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
-  for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-    if (stages < k_blocks(plan)) continue;
-    for (bool overlap : {false, true}) space.push_back({stages, overlap});
+  for (int bm : {64, 128}) {
+    for (int bn1 : {64, 128}) {
+      for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
+        for (bool overlap : {false, true}) {
+          const B2BSchedule s{stages, overlap, bm, bn1};
+          const bool fits = stages >= k_blocks(plan) && b2b_shared_bytes(plan, s) <= kMaxSharedBytes;
+          if (fits && (bm == 128 || plan.second.n <= 128) && !overlap_spills(plan, s)) space.push_back(s);
+        }
+      }
+    }
   }
   return space;
 }
 
 nlohmann::json to_json(const B2BSchedule& s) {
-  return nlohmann::json{{"kernel", "b2b"}, {"stages", s.stages}, {"overlap", s.overlap}};
+  return nlohmann::json{
+      {"kernel", "b2b"}, {"bm", s.bm}, {"bn1", s.bn1}, {"stages", s.stages}, {"overlap", s.overlap}};
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -48,17 +92,22 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!is_b2b_schedule_json(json))
     throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
-    if (key != "kernel" && key != "stages" && key != "overlap") {
+    if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1") {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
+  auto integer = [&](const char* field) {
+    if (!json[field].is_number_integer()) throw CompileError(path + "." + field + ": expected an integer");
+    const auto value = json[field].get<std::int64_t>();
+    if (value < 0 || value > 1024)
+      throw CompileError(path + "." + field + ": " + std::to_string(value) + " is out of range");
+    return static_cast<int>(value);
+  };
   B2BSchedule s;
   if (!json.contains("stages")) throw CompileError(path + ": missing field 'stages'");
-  if (!json["stages"].is_number_integer()) throw CompileError(path + ".stages: expected an integer");
-  const auto stages = json["stages"].get<std::int64_t>();
-  if (stages < 0 || stages > 64)
-    throw CompileError(path + ".stages: " + std::to_string(stages) + " is out of range");
-  s.stages = static_cast<int>(stages);
+  s.stages = integer("stages");
+  if (json.contains("bm")) s.bm = integer("bm");
+  if (json.contains("bn1")) s.bn1 = integer("bn1");
   if (!json.contains("overlap")) throw CompileError(path + ": missing field 'overlap'");
   if (!json["overlap"].is_boolean()) throw CompileError(path + ".overlap: expected true or false");
   s.overlap = json["overlap"].get<bool>();
@@ -66,7 +115,8 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
 }
 
 std::string to_string(const B2BSchedule& s) {
-  return "b2b stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "");
+  return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
+         " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -37,10 +37,18 @@ class B2BTuner {
         target_(measurer.target()),
         start_(Clock::now()) {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
-    for (const schedule::B2BSchedule& s : schedule::b2b_schedule_space(plan_)) {
+    if (const std::optional<std::string> refusal = codegen::b2b_kernel_refusal(program)) {
+      throw CompileError(*refusal);
+    }
+    const std::vector<schedule::B2BSchedule> space = schedule::b2b_schedule_space(plan_);
+    if (space.empty()) {
+      schedule::check_legal(plan_, schedule::B2BSchedule{});  // names why the default does not fit
+      throw CompileError("fused back-to-back kernel: no schedule fits workload " + key_);
+    }
+    for (const schedule::B2BSchedule& s : space) {
       Candidate c;
       c.schedule = s;
-      c.kernel = codegen::emit_b2b_kernel(plan_, s, key_);  // a CompileError here refuses the program
+      c.kernel = codegen::emit_b2b_kernel(plan_, s, key_);
       candidates_.push_back(std::move(c));
     }
     progress_.space = progress_.planned = static_cast<int>(candidates_.size());

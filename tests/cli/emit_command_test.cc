@@ -67,11 +67,11 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   const fs::path dir = fs::temp_directory_path() / ("comfuse_emit_b2b_" + std::to_string(::getpid()));
   std::ostringstream out, err;
   ASSERT_EQ(run_emit({"attention", "--shape", "BH=2,L=100,D=64,CAUSAL=1", "--fused-b2b", "--stages", "3",
-                      "-o", dir.string()},
+                      "--bm", "64", "--bn1", "128", "-o", dir.string()},
                      out, err),
             0)
       << err.str();
-  EXPECT_NE(out.str().find("fused back-to-back kernel, stages=3"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=3\n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("0 bytes spilled"), std::string::npos) << out.str();
   fs::remove_all(dir);
   // What the fused kernel does not take is the usual exit code 2 with the reason.
@@ -83,6 +83,9 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   std::ostringstream out3, err3;
   EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--stages", "three", "-o", dir.string()}, out3, err3), 2);
   EXPECT_NE(err3.str().find("--stages takes an integer, not 'three'"), std::string::npos) << err3.str();
+  std::ostringstream out4, err4;
+  EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--bn1", "96", "-o", dir.string()}, out4, err4), 2);
+  EXPECT_NE(err4.str().find("bn1=96 is not 64 or 128"), std::string::npos) << err4.str();
 }
 
 TEST(EmitCommand, UnknownTargetIsRefused) {

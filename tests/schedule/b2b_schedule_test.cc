@@ -13,17 +13,26 @@ B2BPlan plan_of(const std::string& workload, const te::Shape& shape) {
   return plan_b2b(te::build_workload(workload, shape));
 }
 
-TEST(B2BSchedule, SpaceHoldsEveryLegalStageCountWithAndWithoutOverlap) {
+TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 256}, {"K", 128}, {"N", 256}, {"O", 64}});
   const std::vector<B2BSchedule> space = b2b_schedule_space(mlp);
-  ASSERT_EQ(space.size(), 10u);  // stages 2..6 x overlap
-  EXPECT_EQ(space.front(), (B2BSchedule{2, false}));
-  EXPECT_EQ(space.back(), (B2BSchedule{6, true}));
+  ASSERT_EQ(space.size(), 40u);  // bm x bn1 x stages 2..6 x overlap
+  EXPECT_EQ(space.front(), (B2BSchedule{2, false, 64, 64}));
+  EXPECT_EQ(space.back(), (B2BSchedule{6, true, 128, 128}));
   for (const B2BSchedule& s : space) EXPECT_NO_THROW(check_legal(mlp, s)) << to_string(s);
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
-  EXPECT_EQ(b2b_schedule_space(wide).size(), 6u);
+  EXPECT_EQ(b2b_schedule_space(wide).size(), 24u);
+  // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
+  // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
+  const B2BPlan tall = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 256}});
+  const std::vector<B2BSchedule> tall_space = b2b_schedule_space(tall);
+  for (const B2BSchedule& s : tall_space) {
+    EXPECT_EQ(s.bm, 128) << to_string(s);
+    EXPECT_LE(b2b_shared_bytes(tall, s), 227 * 1024) << to_string(s);
+  }
+  EXPECT_EQ(tall_space.size(), 6u);  // bn1=64, stages 4..6, overlap
 }
 
 TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
@@ -32,12 +41,19 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
     EXPECT_TRUE(is_b2b_schedule_json(json));
     EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(json.dump())), s);
   }
-  EXPECT_EQ(to_json(B2BSchedule{}).dump(), R"({"kernel":"b2b","overlap":false,"stages":4})");
-  EXPECT_EQ(to_string(B2BSchedule{3, true}), "b2b stages=3 overlap");
+  EXPECT_EQ(to_json(B2BSchedule{}).dump(),
+            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"stages":4})");
+  EXPECT_EQ(to_string(B2BSchedule{3, true, 64, 128}), "b2b bm=64 bn1=128 stages=3 overlap");
+  // Records older than the tile knobs were measured at bm=128, bn1=64.
+  EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(R"({"kernel":"b2b","overlap":true,"stages":3})")),
+            (B2BSchedule{3, true, 128, 64}));
   nlohmann::json j = to_json(B2BSchedule{});
-  j["bm"] = 128;
+  j["bk"] = 128;
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j, "record[2].schedule"); }),
-            "record[2].schedule: unknown field 'bm'");
+            "record[2].schedule: unknown field 'bk'");
+  j = to_json(B2BSchedule{});
+  j["bn1"] = "wide";
+  EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule.bn1: expected an integer");
   j = to_json(B2BSchedule{});
   j["overlap"] = 1;
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule.overlap: expected true or false");
@@ -51,12 +67,38 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
             "schedule: not a back-to-back schedule (kernel \"b2b\")");
 }
 
-TEST(B2BSchedule, IllegalStagesNameTheKnob) {
+TEST(B2BSchedule, IllegalKnobsAreNamed) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 64}, {"K", 256}, {"N", 64}, {"O", 64}});
   EXPECT_EQ(te::error_of([&] {
               check_legal(mlp, B2BSchedule{7, false});
             }),
             "fused back-to-back kernel: stages=7 is outside [2, 6]");
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(mlp, B2BSchedule{4, false, 96, 64});
+            }),
+            "fused back-to-back kernel: bm=96 is not 64 or 128");
+  const B2BPlan tall = plan_of("mlp_relu", {{"M", 64}, {"K", 256}, {"N", 64}, {"O", 256}});
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(tall, B2BSchedule{4, false, 64, 64});
+            }),
+            "fused back-to-back kernel: bm=64 with O=256: two CTAs share an SM, whose 128 registers a thread "
+            "cannot hold GEMM2's accumulator above O=128");
+  const B2BPlan attention =
+      plan_of("attention", {{"BH", 2}, {"L", 256}, {"D", 128}, {"CAUSAL", 0}});
+  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, true, 128, 64}));
+  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128}));
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(attention, B2BSchedule{3, true, 128, 128});
+            }),
+            "fused back-to-back kernel: overlap with bn1=128 and the online softmax at O=128: two 128-column "
+            "chunks in flight, the statistics and GEMM2's accumulator spill registers");
+  for (const B2BSchedule& s : b2b_schedule_space(attention))
+    EXPECT_FALSE(s.overlap && s.bn1 == 128) << to_string(s);
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(tall, B2BSchedule{6, false, 128, 128});
+            }),
+            "fused back-to-back kernel: b2b bm=128 bn1=128 stages=6 needs 296072 bytes of shared memory, above "
+            "the 232448 a CTA has");
   EXPECT_EQ(
       te::error_of([&] {
         check_legal(mlp, B2BSchedule{3, true});

@@ -19,8 +19,8 @@ te::Program small_mlp() {
   return te::build_workload("mlp_relu", {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}});
 }
 
-// Answers B2B candidates with a time that falls with stages and is lower with overlap; fails stages=3 as a
-// wrong answer; refuses fused-GEMM requests (this workload has none).
+// Answers B2B candidates with a time that falls with stages and is lower with overlap, 128-column chunks and
+// one consumer warpgroup; fails stages=3 as a wrong answer; refuses fused-GEMM requests (this workload has none).
 class B2BTimes : public Measurer {
  public:
   explicit B2BTimes(double base) : base_(base) {}
@@ -29,7 +29,8 @@ class B2BTimes : public Measurer {
     if (!request.b2b) return {RecordStatus::kLaunchError, "not a b2b request", {}, 0};
     ++measured;
     if (request.b2b->stages == 3) return {RecordStatus::kWrongAnswer, "simulated wrong answer", {}, 0.5};
-    const double us = base_ - request.b2b->stages - (request.b2b->overlap ? 5 : 0);
+    const schedule::B2BSchedule& s = *request.b2b;
+    const double us = base_ - s.stages - (s.overlap ? 5 : 0) - (s.bn1 == 128 ? 2 : 0) - (s.bm == 64 ? 1 : 0);
     return {RecordStatus::kOk, "", std::vector<double>(static_cast<std::size_t>(request.repeats), us), 0};
   }
   std::optional<double> gemm_alone_us(int) override { return std::nullopt; }
@@ -51,11 +52,11 @@ TEST(B2BTuner, MeasuresTheWholeSpaceAndPicksTheFastestCorrectSchedule) {
   B2BTimes measurer(100);
   const TuneResult result = tune_b2b(small_mlp(), measurer, fake_options());
   ASSERT_TRUE(result.winner.b2b.has_value());
-  EXPECT_EQ(*result.winner.b2b, (schedule::B2BSchedule{6, true}));
-  EXPECT_DOUBLE_EQ(*result.winner.median_us, 100 - 6 - 5);
-  EXPECT_EQ(result.space, 10);
-  EXPECT_EQ(result.measured, 10);
-  EXPECT_EQ(result.failed, 2);  // stages=3, with and without overlap
+  EXPECT_EQ(*result.winner.b2b, (schedule::B2BSchedule{6, true, 64, 128}));
+  EXPECT_DOUBLE_EQ(*result.winner.median_us, 100 - 6 - 5 - 2 - 1);
+  EXPECT_EQ(result.space, 40);  // bm x bn1 x stages 2..6 x overlap
+  EXPECT_EQ(result.measured, 40);
+  EXPECT_EQ(result.failed, 8);  // stages=3, with and without overlap, at every tile size
   for (const TuningRecord& r : result.records) {
     ASSERT_TRUE(r.b2b.has_value());
     EXPECT_EQ(r.workload.key, te::workload_key(small_mlp()));
@@ -86,7 +87,7 @@ TEST(B2BTuner, RecordsRoundTripAndReplayIntoTheSameKernel) {
   const ReplayResult replayed = replay(result.records, small_mlp(), h200());
   EXPECT_EQ(*replayed.record.b2b, *winner.b2b);
   EXPECT_EQ(sha256_hex(replayed.kernel.source), winner.source_sha256);
-  EXPECT_NE(replayed.kernel.source.find("fused back-to-back kernel, stages=6, GEMMs overlapped"),
+  EXPECT_NE(replayed.kernel.source.find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap (GEMMs"),
             std::string::npos);
 }
 
@@ -113,16 +114,16 @@ std::vector<TuningRecord> part_records(double first_us, double second_us) {
 TEST(B2BChoice, TheFusedKernelRunsOnlyWhereItBeatsTheTwoKernels) {
   B2BTimes measurer(100);
   const std::vector<TuningRecord> fused =
-      tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 89 us
+      tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 86 us
 
   std::vector<TuningRecord> losing = fused;
   for (TuningRecord& r : part_records(40, 30)) losing.push_back(std::move(r));
   const B2BChoice loses = choose_b2b(losing, small_mlp(), h200());
   EXPECT_FALSE(loses.fused);
-  EXPECT_DOUBLE_EQ(*loses.fused_us, 89);
+  EXPECT_DOUBLE_EQ(*loses.fused_us, 86);
   EXPECT_DOUBLE_EQ(*loses.unfused_us, 70);
   EXPECT_EQ(loses.reason,
-            "two kernels: the fused kernel loses, 89.0 us fused against 70.0 us for the two kernels "
+            "two kernels: the fused kernel loses, 86.0 us fused against 70.0 us for the two kernels "
             "(40.0 us + 30.0 us)");
 
   std::vector<TuningRecord> winning = fused;
