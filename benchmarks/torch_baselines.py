@@ -10,7 +10,7 @@ One numerical difference is deliberate: comfuse carries the f32 accumulator into
 GEMM returns bf16 (accumulated in f32 by cuBLAS or Triton) and the epilogue upcasts it to f32. That is the form a
 PyTorch user writes and the one Inductor fuses; the alternative, an f32 GEMM output, writes twice the bytes.
 
-Usage: python3 benchmarks/torch_baselines.py OUT.json [--only NAME_SUBSTRING] [--skip-compile]
+Usage: python3 benchmarks/torch_baselines.py OUT.json [--only NAME_SUBSTRING[,...]] [--skip-compile]
                                                       [--compile-budget SECONDS]
 
 GEMM-alone rows (workload "gemm") are timed with torch.matmul and eager only: compiling a lone matmul gives
@@ -416,7 +416,8 @@ def parse_args(argv):
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", metavar="OUT.json", help="where to write the results")
-    parser.add_argument("--only", metavar="NAME_SUBSTRING", help="run only the rows whose name contains this")
+    parser.add_argument("--only", metavar="NAME_SUBSTRING[,...]",
+                        help="run only the rows whose name contains one of these (comma-separated)")
     parser.add_argument("--skip-compile", action="store_true", help="time eager, SDPA and torch.matmul only")
     parser.add_argument("--compile-budget", type=float, default=0, metavar="SECONDS",
                         help="rows starting after this many seconds are not compiled (0: no budget)")
@@ -429,7 +430,9 @@ def main(argv=None):
     import_torch()
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False  # f32 accumulation, as comfuse
     bench, timing, triton_version = make_timer()
-    rows = [entry for entry in SUITE if args.only is None or args.only in instance_name(entry[0], entry[1])]
+    wanted = None if args.only is None else [part for part in args.only.split(",") if part]
+    rows = [entry for entry in SUITE
+            if wanted is None or any(part in instance_name(entry[0], entry[1]) for part in wanted)]
     if not rows:
         sys.exit(f"torch_baselines: no suite row name contains '{args.only}'")
     document = {"device": torch.cuda.get_device_name(),

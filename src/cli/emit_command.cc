@@ -18,8 +18,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
     "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
-    "                    [--overlap] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 → tiles → GEMM2\n"
-    "                    in one)\n";
+    "                    [--overlap | --pingpong] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 →\n"
+    "                    tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -59,6 +59,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       fused_b2b = true;
     } else if (arg == "--overlap") {
       b2b.overlap = true;
+    } else if (arg == "--pingpong") {
+      b2b.pingpong = true;
     } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
       int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {
@@ -89,7 +91,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (fused_b2b && !schedule_file.empty()) {
     err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
-           "--bm, --bn1, --stages and --overlap\n";
+           "--bm, --bn1, --stages, --overlap and --pingpong\n";
     return 2;
   }
   try {

@@ -166,6 +166,15 @@ class B2BEmitter {
     if (!second.b_k_major) mn_major_descriptor(out);
     emit_wgmma_ss(out, "wgmma_first", s_.bn1, first.a.dtype());
     emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
+    if (s_.pingpong) {
+      out.line("// Turns of the two consumer warpgroups: named barriers 2 and 3, 256 threads each.");
+      out.line(
+          "__device__ __forceinline__ void turn_wait(int consumer) { asm volatile(\"bar.sync %0, 256;\" :: "
+          "\"r\"(2 + consumer) : \"memory\"); }");
+      out.line(
+          "__device__ __forceinline__ void turn_pass(int consumer) { asm volatile(\"bar.arrive %0, 256;\" :: "
+          "\"r\"(2 + consumer) : \"memory\"); }");
+    }
     out.line();
     kernel(out, result);
     result.source = out.str();
@@ -348,6 +357,8 @@ class B2BEmitter {
     out.line("mbar_wait(full_x, 0);");
     if (s_.overlap) {
       overlapped_chunks(out, max);
+    } else if (s_.pingpong) {
+      pingpong_chunks(out, max);
     } else {
       out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
@@ -357,6 +368,45 @@ class B2BEmitter {
       out.close();
     }
     finish(out);
+  }
+
+  // The chunk loop of two warpgroups taking turns on the tensor cores. A turn issues GEMM2 of the previous
+  // chunk and GEMM1 of this one, then passes the turn on and waits for them; its tiles between then run while
+  // the other warpgroup's GEMMs do. Consumer 1 gives consumer 0 the first turn; each turn_wait(me) completes
+  // when my 128 threads and the other's 128 pass. The last turn of consumer 1 passes nothing: no one waits.
+  void pingpong_chunks(CodeStream& out, const OnlineStatistic* max) const {
+    out.line("float acc1[BN1 / 2];");
+    out.line("u32 hfrag[BN1 / 16][4];");
+    out.line("if (consumer == 1) turn_pass(0);");
+    out.open("");
+    out.line("const int c = 0;");
+    out.line("turn_wait(consumer);");
+    issue_gemm1(out, "acc1", "c");
+    out.line("turn_pass(consumer ^ 1);");
+    out.line("wgmma_wait<0>();");
+    release_gemm1(out, "c");
+    tiles_between(out, max, "acc1", "hfrag", "c");
+    out.close();
+    out.open("for (int c = 1; c < chunks; ++c)");
+    out.line("turn_wait(consumer);");
+    if (max != nullptr) rescale_acc2(out, "c - 1");
+    issue_gemm2(out, "hfrag", "c - 1");
+    issue_gemm1(out, "acc1", "c");
+    out.line("turn_pass(consumer ^ 1);");
+    out.line("wgmma_wait<0>();");
+    release_gemm2(out, "c - 1");
+    release_gemm1(out, "c");
+    tiles_between(out, max, "acc1", "hfrag", "c");
+    out.close();
+    out.open("");
+    out.line("const int c = chunks;");
+    out.line("turn_wait(consumer);");
+    if (max != nullptr) rescale_acc2(out, "c - 1");
+    issue_gemm2(out, "hfrag", "c - 1");
+    out.line("if (consumer == 0) turn_pass(1);");
+    out.line("wgmma_wait<0>();");
+    release_gemm2(out, "c - 1");
+    out.close();
   }
 
   // The chunk loop with GEMM1 of chunk c+1 and GEMM2 of chunk c in flight while the tiles between of chunk
@@ -477,6 +527,8 @@ class B2BEmitter {
     const auto& first = plan_.first;
     ExprBindings bindings;
     bindings.reads[first.tensor.get()] = acc + "[i]";
+    // The tiles feed GEMM2's 16-bit operand (and the f32 sums, where a few ulp are far below its rounding).
+    bindings.approximate_exp = true;
     for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
     if (max != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
     out.line("// Tiles that need no statistic" +

@@ -42,6 +42,10 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
                        ": two CTAs share an SM, whose 128 registers a thread cannot hold GEMM2's accumulator "
                        "above O=128");
   }
+  if (s.pingpong && (s.bm != 128 || s.overlap)) {
+    throw CompileError(who + "pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk at a "
+                             "time (no overlap)");
+  }
   if (overlap_spills(plan, s)) {
     throw CompileError(who + "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
                        ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill "
@@ -68,8 +72,10 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   for (int bm : {64, 128}) {
     for (int bn1 : {64, 128}) {
       for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-        for (bool overlap : {false, true}) {
-          const B2BSchedule s{stages, overlap, bm, bn1};
+        for (const auto& [overlap, pingpong] :
+             {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
+          if (pingpong && bm != 128) continue;
+          const B2BSchedule s{stages, overlap, bm, bn1, pingpong};
           const bool fits = stages >= k_blocks(plan) && b2b_shared_bytes(plan, s) <= kMaxSharedBytes;
           if (fits && (bm == 128 || plan.second.n <= 128) && !overlap_spills(plan, s)) space.push_back(s);
         }
@@ -81,7 +87,8 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
 
 nlohmann::json to_json(const B2BSchedule& s) {
   return nlohmann::json{
-      {"kernel", "b2b"}, {"bm", s.bm}, {"bn1", s.bn1}, {"stages", s.stages}, {"overlap", s.overlap}};
+      {"kernel", "b2b"}, {"bm", s.bm},         {"bn1", s.bn1},
+      {"stages", s.stages}, {"overlap", s.overlap}, {"pingpong", s.pingpong}};
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -92,7 +99,8 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!is_b2b_schedule_json(json))
     throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
-    if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1") {
+    if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1" &&
+        key != "pingpong") {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
@@ -111,12 +119,16 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!json.contains("overlap")) throw CompileError(path + ": missing field 'overlap'");
   if (!json["overlap"].is_boolean()) throw CompileError(path + ".overlap: expected true or false");
   s.overlap = json["overlap"].get<bool>();
+  if (json.contains("pingpong")) {
+    if (!json["pingpong"].is_boolean()) throw CompileError(path + ".pingpong: expected true or false");
+    s.pingpong = json["pingpong"].get<bool>();
+  }
   return s;
 }
 
 std::string to_string(const B2BSchedule& s) {
   return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
-         " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "");
+         " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") + (s.pingpong ? " pingpong" : "");
 }
 
 }  // namespace comfuse::schedule

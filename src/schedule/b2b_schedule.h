@@ -18,6 +18,9 @@ struct B2BSchedule {
   bool overlap = false;
   int bm = 128;  // rows per CTA: one consumer warpgroup (64; two CTAs share an SM) or two (128)
   int bn1 = 64;  // chained columns per chunk (GEMM1's N, GEMM2's K step): 64 or 128
+  // The two consumer warpgroups take turns on the tensor cores (bm=128, without overlap): one's tiles between
+  // run while the other's GEMMs do; a turn issues GEMM2 of the last chunk and GEMM1 of the next.
+  bool pingpong = false;
   bool operator==(const B2BSchedule&) const = default;
 };
 
@@ -27,16 +30,18 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Throws CompileError naming the knob when `schedule` cannot run `plan`: bm or bn1 not 64 or 128, bm=64
 /// with O above 128 (two CTAs share an SM, 128 registers a thread), overlap of 128-column chunks with an
-/// online softmax at O above 64 (spills), stages
+/// online softmax at O above 64 (spills), pingpong without two consumer warpgroups or with overlap, stages
 /// outside [2, 6], fewer stages than GEMM1 has K blocks of 64 (a chunk's W1 boxes stay in the ring until its
 /// GEMM1 completes), or more shared memory than a CTA has.
 void check_legal(const B2BPlan& plan, const B2BSchedule& schedule);
 
-/// Every legal schedule of `plan`, in canonical order (bm, bn1, stages, then overlap off before on).
+/// Every legal schedule of `plan`, in canonical order (bm, bn1, stages, then one chunk at a time, overlapped,
+/// ping-pong).
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan);
 
-/// {"kernel": "b2b", "bm": …, "bn1": …, "overlap": …, "stages": …}: the "kernel" field tells it from a
-/// fused-GEMM schedule. bm and bn1 may be absent (records older than the knobs): 128 and 64.
+/// {"kernel": "b2b", "bm": …, "bn1": …, "overlap": …, "pingpong": …, "stages": …}: the "kernel" field tells
+/// it from a fused-GEMM schedule. bm, bn1 and pingpong may be absent (records older than the knobs): 128, 64
+/// and false.
 nlohmann::json to_json(const B2BSchedule& schedule);
 /// Whether `json` is the JSON of a B2BSchedule (its "kernel" field says so).
 bool is_b2b_schedule_json(const nlohmann::json& json);

@@ -63,6 +63,9 @@ TEST(B2BEmitter, AttentionWithTheOnlineSoftmaxCompilesWithoutSpills) {
     EXPECT_NE(source.source.find("sum_P_sum[h] *= scale[h];"), std::string::npos);
     EXPECT_NE(source.source.find("acc2[i] *= scale[(i >> 1) & 1];"), std::string::npos);
     EXPECT_NE(source.source.find("factor[h] = 1.0f / sum_P_sum[h];"), std::string::npos);
+    // The numerator is rounded to bf16 for GEMM2: exp is the hardware's approximate one.
+    EXPECT_NE(source.source.find("const float v_P_exp = __expf((a_S_"), std::string::npos);
+    EXPECT_EQ(source.source.find("= expf("), std::string::npos);
     EXPECT_LE(source.launch.shared_bytes, 227 * 1024);
     expect_compiles_without_spills(source, workload);
   }
@@ -114,6 +117,31 @@ TEST(B2BEmitter, TileKnobsCompileWithoutSpills) {
         EXPECT_NE(source.source.find("for (int j = 0; j < BN1 / 64; ++j)"), std::string::npos) << what;
         expect_compiles_without_spills(source, what);
       }
+    }
+  }
+}
+
+TEST(B2BEmitter, PingPongWarpgroupsTakeTurnsAndCompileWithoutSpills) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
+           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
+    for (const int bn1 : {64, 128}) {
+      const B2BSchedule schedule{3, false, 128, bn1, true};
+      const KernelSource source =
+          emit_b2b_kernel(schedule::plan_b2b(te::build_workload(workload, shape)), schedule, kKey);
+      const std::string& text = source.source;
+      // Consumer 1 lets consumer 0 go first; a turn issues GEMM2 of the last chunk and GEMM1 of this one, then
+      // passes the turn before it waits.
+      EXPECT_NE(text.find("if (consumer == 1) turn_pass(0);"), std::string::npos);
+      const std::size_t wait = text.find("turn_wait(consumer);", text.find("for (int c = 1; c < chunks; ++c)"));
+      const std::size_t gemm2 = text.find("wgmma_second(acc2, hfrag[s]", wait);
+      const std::size_t gemm1 = text.find("wgmma_first(acc1", gemm2);
+      const std::size_t pass = text.find("turn_pass(consumer ^ 1);", gemm1);
+      const std::size_t done = text.find("wgmma_wait<0>();", pass);
+      EXPECT_NE(wait, std::string::npos);
+      EXPECT_NE(done, std::string::npos) << "wait " << wait << " gemm2 " << gemm2 << " gemm1 " << gemm1;
+      EXPECT_NE(text.find("if (consumer == 0) turn_pass(1);"), std::string::npos);
+      expect_compiles_without_spills(source, workload + " " + schedule::to_string(schedule));
     }
   }
 }

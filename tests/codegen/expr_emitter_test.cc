@@ -127,6 +127,15 @@ TEST(ExprEmitter, UnaryFunctions) {
   EXPECT_EQ(s.c(-s.i), "(-i)");
 }
 
+TEST(ExprEmitter, ApproximateExpOnlyWhereAsked) {
+  Scope s;
+  s.bindings.approximate_exp = true;
+  EXPECT_EQ(s.c(te::exp(s.a)), "__expf(a)");
+  EXPECT_EQ(s.c(te::exp(s.h)), "round_bf16(__expf(h))");
+  EXPECT_EQ(s.c(te::log(s.a)), "logf(a)");  // only exp has an approximate form
+  EXPECT_EQ(s.c(te::sigmoid(s.a)), "sigmoid_f32(a)");
+}
+
 TEST(ExprEmitter, Powers) {
   const Scope s;
   EXPECT_EQ(s.c(te::pow(s.a, 3)), "powi_f32(a, 3)");

@@ -16,14 +16,15 @@ B2BPlan plan_of(const std::string& workload, const te::Shape& shape) {
 TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 256}, {"K", 128}, {"N", 256}, {"O", 64}});
   const std::vector<B2BSchedule> space = b2b_schedule_space(mlp);
-  ASSERT_EQ(space.size(), 40u);  // bm x bn1 x stages 2..6 x overlap
+  // bm x bn1 x stages 2..6 x (one chunk at a time, overlap), and ping-pong at bm=128.
+  ASSERT_EQ(space.size(), 50u);
   EXPECT_EQ(space.front(), (B2BSchedule{2, false, 64, 64}));
-  EXPECT_EQ(space.back(), (B2BSchedule{6, true, 128, 128}));
+  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true}));
   for (const B2BSchedule& s : space) EXPECT_NO_THROW(check_legal(mlp, s)) << to_string(s);
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
-  EXPECT_EQ(b2b_schedule_space(wide).size(), 24u);
+  EXPECT_EQ(b2b_schedule_space(wide).size(), 30u);
   // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
   // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
   const B2BPlan tall = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 256}});
@@ -32,7 +33,7 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
     EXPECT_EQ(s.bm, 128) << to_string(s);
     EXPECT_LE(b2b_shared_bytes(tall, s), 227 * 1024) << to_string(s);
   }
-  EXPECT_EQ(tall_space.size(), 6u);  // bn1=64, stages 4..6, overlap
+  EXPECT_EQ(tall_space.size(), 9u);  // bn1=64, stages 4..6, the three ways of running chunks
 }
 
 TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
@@ -42,7 +43,10 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
     EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(json.dump())), s);
   }
   EXPECT_EQ(to_json(B2BSchedule{}).dump(),
-            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"stages":4})");
+            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"pingpong":false,"stages":4})");
+  EXPECT_EQ(to_string(B2BSchedule{2, false, 128, 128, true}), "b2b bm=128 bn1=128 stages=2 pingpong");
+  const B2BSchedule pingpong{5, false, 128, 64, true};
+  EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(pingpong).dump())), pingpong);
   EXPECT_EQ(to_string(B2BSchedule{3, true, 64, 128}), "b2b bm=64 bn1=128 stages=3 overlap");
   // Records older than the tile knobs were measured at bm=128, bn1=64.
   EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(R"({"kernel":"b2b","overlap":true,"stages":3})")),
@@ -94,6 +98,12 @@ TEST(B2BSchedule, IllegalKnobsAreNamed) {
             "chunks in flight, the statistics and GEMM2's accumulator spill registers");
   for (const B2BSchedule& s : b2b_schedule_space(attention))
     EXPECT_FALSE(s.overlap && s.bn1 == 128) << to_string(s);
+  const std::string pingpong_error =
+      "fused back-to-back kernel: pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk "
+      "at a time (no overlap)";
+  EXPECT_EQ(te::error_of([&] { check_legal(attention, B2BSchedule{3, false, 64, 64, true}); }), pingpong_error);
+  EXPECT_EQ(te::error_of([&] { check_legal(attention, B2BSchedule{3, true, 128, 64, true}); }), pingpong_error);
+  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128, true}));
   EXPECT_EQ(te::error_of([&] {
               check_legal(tall, B2BSchedule{6, false, 128, 128});
             }),

@@ -54,9 +54,9 @@ TEST(B2BTuner, MeasuresTheWholeSpaceAndPicksTheFastestCorrectSchedule) {
   ASSERT_TRUE(result.winner.b2b.has_value());
   EXPECT_EQ(*result.winner.b2b, (schedule::B2BSchedule{6, true, 64, 128}));
   EXPECT_DOUBLE_EQ(*result.winner.median_us, 100 - 6 - 5 - 2 - 1);
-  EXPECT_EQ(result.space, 40);  // bm x bn1 x stages 2..6 x overlap
-  EXPECT_EQ(result.measured, 40);
-  EXPECT_EQ(result.failed, 8);  // stages=3, with and without overlap, at every tile size
+  EXPECT_EQ(result.space, 50);  // bm x bn1 x stages 2..6 x overlap, and ping-pong at bm=128
+  EXPECT_EQ(result.measured, 50);
+  EXPECT_EQ(result.failed, 10);  // stages=3, every way of running chunks, at every tile size
   for (const TuningRecord& r : result.records) {
     ASSERT_TRUE(r.b2b.has_value());
     EXPECT_EQ(r.workload.key, te::workload_key(small_mlp()));
