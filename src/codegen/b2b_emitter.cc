@@ -234,9 +234,16 @@ class B2BEmitter {
     out.line("u64* empty_b = full_b + 2;");
     out.line("u64* full_x = empty_b + 2;");
     out.line("const int warpgroup = threadIdx.x / 128;");
-    out.line("const int batch = blockIdx.x / M_BLOCKS;");
-    out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
-    if (const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_)) {
+    const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_);
+    if (diagonal) {
+      out.line("// Under the mask the last row blocks walk the most chunks: they start first, every batch's at once.");
+      out.line("const int batch = blockIdx.x % BATCH;");
+      out.line("const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;  // first row of the block in its batch");
+    } else {
+      out.line("const int batch = blockIdx.x / M_BLOCKS;");
+      out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
+    }
+    if (diagonal) {
       out.line("// The mask removes chained column j > row + " + std::to_string(*diagonal) +
                ": chunks wholly above the block's last row add nothing and are skipped.");
       out.line("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (" + std::to_string(*diagonal) +

@@ -152,8 +152,11 @@ TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
             std::string::npos);
   // The producer loads and the consumers compute the same number of chunks.
   EXPECT_NE(causal.source.find("for (int c = 0; c < chunks; ++c)"), std::string::npos);
+  // The row blocks that walk the most chunks start first (longest first), every batch's at once.
+  EXPECT_NE(causal.source.find("const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;"), std::string::npos);
   const KernelSource full = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}});
   EXPECT_NE(full.source.find("const int chunks = CHUNKS;"), std::string::npos);
+  EXPECT_NE(full.source.find("const int m0 = (blockIdx.x % M_BLOCKS) * BM;"), std::string::npos);
 }
 
 TEST(B2BEmitter, RefusalIsTheEmittersErrorWithoutEmitting) {
