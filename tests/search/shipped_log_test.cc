@@ -6,6 +6,8 @@
 #include <iostream>
 #include <set>
 
+#include "codegen/b2b_emitter.h"
+#include "schedule/b2b_plan.h"
 #include "schedule/fusion_plan.h"
 #include "search/replay.h"
 #include "search/tuning_log.h"
@@ -17,13 +19,23 @@ namespace {
 
 const std::string kShippedLog = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
 
+// The source a record's schedule generates: the fused back-to-back kernel or the fused-GEMM one.
+std::string regenerated_source(const TuningRecord& r) {
+  if (r.b2b) {
+    return codegen::emit_b2b_kernel(schedule::plan_b2b(r.workload.program), *r.b2b, r.workload.key).source;
+  }
+  const schedule::FusionPlan plan = schedule::plan_fusion(r.workload.program);
+  return codegen::emit_kernel(plan, r.schedule, r.workload.key).source;
+}
+
+std::string what(const TuningRecord& r) {
+  return (r.b2b ? schedule::to_string(*r.b2b) : schedule::to_string(r.schedule)) + " of " + r.workload.key;
+}
+
 // The sha256 of every record's regenerated source, in log order, hashed together.
 std::string regenerated_digest(const std::vector<TuningRecord>& records) {
   std::string all;
-  for (const TuningRecord& r : records) {
-    const schedule::FusionPlan plan = schedule::plan_fusion(r.workload.program);
-    all += sha256_hex(codegen::emit_kernel(plan, r.schedule, r.workload.key).source);
-  }
+  for (const TuningRecord& r : records) all += sha256_hex(regenerated_source(r));
   return sha256_hex(all);
 }
 
@@ -38,9 +50,7 @@ TEST(ShippedLog, LoadsStrictlyAndCoversTheSuite) {
 TEST(ShippedLog, EveryRecordRegeneratesItsSource) {
   const LoadResult loaded = TuningLog::load(kShippedLog, true);
   for (const TuningRecord& r : loaded.records) {
-    const schedule::FusionPlan plan = schedule::plan_fusion(r.workload.program);
-    ASSERT_EQ(sha256_hex(codegen::emit_kernel(plan, r.schedule, r.workload.key).source), r.source_sha256)
-        << "schedule " << schedule::to_string(r.schedule) << " of " << r.workload.key;
+    ASSERT_EQ(sha256_hex(regenerated_source(r)), r.source_sha256) << "schedule " << what(r);
   }
 }
 
