@@ -12,7 +12,8 @@ outdir=$(realpath "$1")
 cd "$(dirname "$0")/.."
 rows=mlp_relu,mlp_gelu,attention,target_attention
 
-COMFUSE_REQUIRE_GPU=1 ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='B2B*' >"$outdir/gpu-tests.log" 2>&1 || {
+# A hang (a kernel that never finishes) fails the tests after 200 s instead of spending the whole call.
+COMFUSE_REQUIRE_GPU=1 timeout 200 ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='B2B*' >"$outdir/gpu-tests.log" 2>&1 || {
   grep -E "Failure|rel_error|non_finite|FAILED|Trace|b2b bm" "$outdir/gpu-tests.log" | head -60
   echo "run_b2b: the GPU tests failed (log: $outdir/gpu-tests.log); nothing was tuned" >&2
   exit 1
