@@ -4,7 +4,8 @@
 # shipped log (the two-kernel plans keep their shipped records), then bench_suite on those rows from that log
 # (both plans side by side), the PyTorch baselines of the same rows, and the merged report.
 # Usage: benchmarks/run_b2b.sh OUTDIR   (build/ must hold the Release build: bench_suite, tune_suite, GPU tests)
-# COMFUSE_TORCH_COMPILE_BUDGET=S: PyTorch rows starting after S seconds are not compiled (default 240).
+# COMFUSE_TORCH_COMPILE_BUDGET=S: PyTorch rows starting after S seconds are not compiled (default 240);
+# COMFUSE_TORCH_TIMEOUT=S stops the baselines after S seconds (default 330): the rows done so far are kept.
 set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
 mkdir -p "$1"
@@ -26,7 +27,8 @@ cat tuning_logs/h200.jsonl "$outdir/tune/h200.jsonl" >"$outdir/h200-merged.jsonl
 cut -c1-140 "$outdir/tune.txt" | grep -v "^ *$"
 cat "$outdir/bench.txt"
 # "attention" also selects target_attention.
-python3 benchmarks/torch_baselines.py "$outdir/torch.json" --only mlp_relu,mlp_gelu,attention \
+timeout "${COMFUSE_TORCH_TIMEOUT:-330}" python3 benchmarks/torch_baselines.py "$outdir/torch.json" \
+  --only mlp_relu,mlp_gelu,attention \
   --compile-budget "${COMFUSE_TORCH_COMPILE_BUDGET:-240}" >"$outdir/torch.txt" 2>&1 || true
 prefix="$outdir/$(date -u +%F)-h200-b2b"
 python3 benchmarks/report.py --comfuse "$outdir/comfuse.json" --torch "$outdir/torch.json" \
