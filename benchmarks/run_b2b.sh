@@ -26,9 +26,9 @@ cat tuning_logs/h200.jsonl "$outdir/tune/h200.jsonl" >"$outdir/h200-merged.jsonl
   >"$outdir/bench.txt" 2>&1 || true
 cut -c1-140 "$outdir/tune.txt" | grep -v "^ *$"
 cat "$outdir/bench.txt"
-# "attention" also selects target_attention.
+# The rows the targets compare with Inductor first (target attention, the small MLPs): a budget may cut the rest.
 timeout "${COMFUSE_TORCH_TIMEOUT:-330}" python3 benchmarks/torch_baselines.py "$outdir/torch.json" \
-  --only mlp_relu,mlp_gelu,attention \
+  --only target_attention,mlp_relu_M65536,mlp_gelu_M65536,attention,mlp \
   --compile-budget "${COMFUSE_TORCH_COMPILE_BUDGET:-240}" >"$outdir/torch.txt" 2>&1 || true
 prefix="$outdir/$(date -u +%F)-h200-b2b"
 python3 benchmarks/report.py --comfuse "$outdir/comfuse.json" --torch "$outdir/torch.json" \

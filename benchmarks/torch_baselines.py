@@ -417,11 +417,25 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", metavar="OUT.json", help="where to write the results")
     parser.add_argument("--only", metavar="NAME_SUBSTRING[,...]",
-                        help="run only the rows whose name contains one of these (comma-separated)")
+                        help="run only the rows whose name contains one of these (comma-separated), in "
+                             "the order of the first one each matches")
     parser.add_argument("--skip-compile", action="store_true", help="time eager, SDPA and torch.matmul only")
     parser.add_argument("--compile-budget", type=float, default=0, metavar="SECONDS",
                         help="rows starting after this many seconds are not compiled (0: no budget)")
     return parser.parse_args(argv)
+
+
+def select_rows(only):
+    """The suite rows whose name contains one of the comma-separated parts of `only` (all rows for None), in
+    the order of the first part each matches, so that a budget-limited run measures the named rows first."""
+    if only is None:
+        return list(SUITE)
+    parts = [part for part in only.split(",") if part]
+    def first_match(entry):
+        name = instance_name(entry[0], entry[1])
+        return next((index for index, part in enumerate(parts) if part in name), None)
+    ranked = [(first_match(entry), position, entry) for position, entry in enumerate(SUITE)]
+    return [entry for rank, _, entry in sorted((r for r in ranked if r[0] is not None), key=lambda r: r[:2])]
 
 
 def main(argv=None):
@@ -430,9 +444,7 @@ def main(argv=None):
     import_torch()
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False  # f32 accumulation, as comfuse
     bench, timing, triton_version = make_timer()
-    wanted = None if args.only is None else [part for part in args.only.split(",") if part]
-    rows = [entry for entry in SUITE
-            if wanted is None or any(part in instance_name(entry[0], entry[1]) for part in wanted)]
+    rows = select_rows(args.only)
     if not rows:
         sys.exit(f"torch_baselines: no suite row name contains '{args.only}'")
     document = {"device": torch.cuda.get_device_name(),
