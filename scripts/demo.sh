@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job. With a GPU: tune the post-LayerNorm workload at its default shape and report the
 # winner against cuBLAS GEMM alone. Without one: replay the shipped H200 tuning log into the same workload's
-# kernel (.cu and .cubin) and say what was built.
+# kernel (.cu and .cubin), and into the fused back-to-back kernel of causal attention (GEMM → online softmax →
+# GEMM, the plan the log's measurements choose), and say what was built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -18,6 +19,9 @@ else
   echo "== no GPU here ($(tail -n 1 "$out/devices.txt"))"
   echo "== replaying the shipped H200 tuning log instead"
   $comfuse replay --log tuning_logs/h200.jsonl post_layernorm --target "NVIDIA H200" -o "$out/post_layernorm"
+  echo
+  $comfuse replay --log tuning_logs/h200.jsonl attention --shape BH=64,L=2048,D=128,CAUSAL=1 \
+    --target "NVIDIA H200" -o "$out/attention"
   echo "== built:"
-  ls -l "$out/post_layernorm"
+  ls -l "$out/post_layernorm" "$out/attention"
 fi

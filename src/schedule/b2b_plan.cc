@@ -428,7 +428,8 @@ std::vector<te::Program> kernel_programs(const te::Program& program) {
       plan_fusion(split->first);
       plan_fusion(split->second);
     } catch (const CompileError& part) {
-      throw CompileError(std::string(fused.what()) + "; as two kernels: " + part.what());
+      const std::string why = fused.what(), part_why = part.what();
+      throw CompileError(why + "; as two kernels: " + (part_why == why ? "the same, in its first part" : part_why));
     }
     return {split->first, split->second};
   }
