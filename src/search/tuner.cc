@@ -185,7 +185,7 @@ class Tuner {
   }
 
   void measure(const Candidate& c, int repeats, bool first_pass) {
-    const Measurement m = measurer_.measure(MeasureRequest{c.schedule, &*c.compiled, repeats});
+    const Measurement m = measurer_.measure(MeasureRequest{c.schedule, &*c.compiled, repeats, std::nullopt});
     if (first_pass) ++progress_.measured;
     if (m.status != RecordStatus::kOk) ++progress_.failed;
     write(make_record(c, m.status, m.error, m.times_us));

@@ -60,7 +60,9 @@ TEST(B2BTuner, MeasuresTheWholeSpaceAndPicksTheFastestCorrectSchedule) {
   for (const TuningRecord& r : result.records) {
     ASSERT_TRUE(r.b2b.has_value());
     EXPECT_EQ(r.workload.key, te::workload_key(small_mlp()));
-    if (r.b2b->stages == 3) EXPECT_EQ(r.status, RecordStatus::kWrongAnswer);
+    if (r.b2b->stages == 3) {
+      EXPECT_EQ(r.status, RecordStatus::kWrongAnswer);
+    }
   }
 }
 

@@ -55,7 +55,7 @@ schedule::Schedule with_bn(int bn) {
 Measurement measure(IsolatedMeasurer& measurer, int bn) {
   runtime::CompiledProgram compiled;
   compiled.image = "cubin-" + std::to_string(bn);
-  return measurer.measure(MeasureRequest{with_bn(bn), &compiled, 3});
+  return measurer.measure(MeasureRequest{with_bn(bn), &compiled, 3, std::nullopt});
 }
 
 // Answers fused back-to-back candidates with stages x 10 microseconds (100 more with overlap).
