@@ -18,7 +18,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
     "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
-    "                    [--overlap | --pingpong] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 →\n"
+    "                    [--overlap | --pingpong] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 "
+    "→\n"
     "                    tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {

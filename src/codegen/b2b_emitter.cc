@@ -152,8 +152,8 @@ class B2BEmitter {
              ", M = " + std::to_string(first.m) + ", K = " + std::to_string(first.k) +
              ", N = " + std::to_string(first.n) + ", O = " + std::to_string(second.n) + ";");
     out.line("constexpr int BM = " + std::to_string(s_.bm) + ", BN1 = " + std::to_string(s_.bn1) +
-             ", BK = 64, STAGES = " + std::to_string(s_.stages) + ", CONSUMERS = " +
-             std::to_string(consumers_) + ";");
+             ", BK = 64, STAGES = " + std::to_string(s_.stages) +
+             ", CONSUMERS = " + std::to_string(consumers_) + ";");
     out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(first.k, 64)) +
              ", CHUNKS = " + std::to_string(ceil_div(first.n, s_.bn1)) +
              ", M_BLOCKS = " + std::to_string(ceil_div(first.m, s_.bm)) + ";");
@@ -236,9 +236,12 @@ class B2BEmitter {
     out.line("const int warpgroup = threadIdx.x / 128;");
     const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_);
     if (diagonal) {
-      out.line("// Under the mask the last row blocks walk the most chunks: they start first, every batch's at once.");
+      out.line(
+          "// Under the mask the last row blocks walk the most chunks: they start first, every batch's at "
+          "once.");
       out.line("const int batch = blockIdx.x % BATCH;");
-      out.line("const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;  // first row of the block in its batch");
+      out.line(
+          "const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;  // first row of the block in its batch");
     } else {
       out.line("const int batch = blockIdx.x / M_BLOCKS;");
       out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");

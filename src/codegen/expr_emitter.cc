@@ -119,7 +119,8 @@ class Emitter {
         if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
         if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";
         const bool approximate = bindings_.approximate_exp && n->op == te::UnaryOp::kExp;
-        return round_to(dtype, (approximate ? std::string("__expf") : math_function(n->op)) + "(" + value + ")");
+        return round_to(dtype,
+                        (approximate ? std::string("__expf") : math_function(n->op)) + "(" + value + ")");
       }
       case ExprKind::kPow: {
         const auto* n = e.as<te::PowNode>();

@@ -429,7 +429,8 @@ std::vector<te::Program> kernel_programs(const te::Program& program) {
       plan_fusion(split->second);
     } catch (const CompileError& part) {
       const std::string why = fused.what(), part_why = part.what();
-      throw CompileError(why + "; as two kernels: " + (part_why == why ? "the same, in its first part" : part_why));
+      throw CompileError(why +
+                         "; as two kernels: " + (part_why == why ? "the same, in its first part" : part_why));
     }
     return {split->first, split->second};
   }

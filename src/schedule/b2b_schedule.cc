@@ -43,11 +43,13 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
                        "above O=128");
   }
   if (s.pingpong && (s.bm != 128 || s.overlap)) {
-    throw CompileError(who + "pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk at a "
-                             "time (no overlap)");
+    throw CompileError(who +
+                       "pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk at a "
+                       "time (no overlap)");
   }
   if (overlap_spills(plan, s)) {
-    throw CompileError(who + "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
+    throw CompileError(who +
+                       "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
                        ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill "
                        "registers");
   }
@@ -63,7 +65,8 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
   const std::int64_t bytes = b2b_shared_bytes(plan, s);
   if (bytes > kMaxSharedBytes) {
     throw CompileError(who + to_string(s) + " needs " + std::to_string(bytes) +
-                       " bytes of shared memory, above the " + std::to_string(kMaxSharedBytes) + " a CTA has");
+                       " bytes of shared memory, above the " + std::to_string(kMaxSharedBytes) +
+                       " a CTA has");
   }
 }
 
@@ -86,9 +89,8 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
 }
 
 nlohmann::json to_json(const B2BSchedule& s) {
-  return nlohmann::json{
-      {"kernel", "b2b"}, {"bm", s.bm},         {"bn1", s.bn1},
-      {"stages", s.stages}, {"overlap", s.overlap}, {"pingpong", s.pingpong}};
+  return nlohmann::json{{"kernel", "b2b"},    {"bm", s.bm},           {"bn1", s.bn1},
+                        {"stages", s.stages}, {"overlap", s.overlap}, {"pingpong", s.pingpong}};
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -128,7 +130,8 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
 
 std::string to_string(const B2BSchedule& s) {
   return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
-         " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") + (s.pingpong ? " pingpong" : "");
+         " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") +
+         (s.pingpong ? " pingpong" : "");
 }
 
 }  // namespace comfuse::schedule

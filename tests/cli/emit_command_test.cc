@@ -71,7 +71,8 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
                      out, err),
             0)
       << err.str();
-  EXPECT_NE(out.str().find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=3\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=3\n"), std::string::npos)
+      << out.str();
   EXPECT_NE(out.str().find("0 bytes spilled"), std::string::npos) << out.str();
   fs::remove_all(dir);
   // What the fused kernel does not take is the usual exit code 2 with the reason.

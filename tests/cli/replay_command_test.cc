@@ -99,19 +99,31 @@ class ReplayCommand : public ::testing::Test {
 };
 
 TEST_F(ReplayCommand, BackToBackWorkloadTakesThePlanTheRecordsFavour) {
-  // The shipped log holds the small suite MLP's two kernels and no fused kernel: the guard keeps the two.
-  std::ostringstream out, err;
   const std::string shipped = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
+  auto count_written = [](const std::string& text) {
+    std::size_t written = 0;
+    for (std::size_t at = text.find("wrote "); at != std::string::npos; at = text.find("wrote ", at + 1))
+      ++written;
+    return written;
+  };
+  // The shipped log holds the small suite MLP's two kernels and its fused kernel, which measured faster.
+  std::ostringstream out, err;
   ASSERT_EQ(run_replay({"--log", shipped, "mlp_relu", "--target", "NVIDIA H200", "-o", out_dir_}, out, err),
             0)
       << err.str();
-  const std::string text = out.str();
-  EXPECT_NE(text.find("plan       two kernels "), std::string::npos) << text;
-  EXPECT_NE(text.find("(fused kernel: no record for workload"), std::string::npos) << text;
-  std::size_t written = 0;
-  for (std::size_t at = text.find("wrote "); at != std::string::npos; at = text.find("wrote ", at + 1))
-    ++written;
-  EXPECT_EQ(written, 2u) << text;
+  EXPECT_NE(out.str().find("plan       fused kernel: "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(" fused against "), std::string::npos) << out.str();
+  EXPECT_EQ(count_written(out.str()), 1u) << out.str();
+  // The large MLP (O=1024) has no fused kernel: the guard keeps the two kernels and says why.
+  std::ostringstream large_out, large_err;
+  ASSERT_EQ(run_replay({"--log", shipped, "mlp_relu", "--shape", "M=16384,K=1024,N=4096,O=1024", "--target",
+                        "NVIDIA H200", "-o", out_dir_},
+                       large_out, large_err),
+            0)
+      << large_err.str();
+  EXPECT_NE(large_out.str().find("plan       two kernels "), std::string::npos) << large_out.str();
+  EXPECT_NE(large_out.str().find("(fused kernel: "), std::string::npos) << large_out.str();
+  EXPECT_EQ(count_written(large_out.str()), 2u) << large_out.str();
 }
 
 TEST_F(ReplayCommand, WritesTheFastestLoggedKernel) {

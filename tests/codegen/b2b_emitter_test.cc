@@ -55,9 +55,10 @@ TEST(B2BEmitter, AttentionWithTheOnlineSoftmaxCompilesWithoutSpills) {
     EXPECT_EQ(source.launch.grid_x, batch * ((rows + 127) / 128));
     // V is read N-major, in boxes of 64 of its rows.
     EXPECT_EQ(source.params[2].box_rows, 64);
-    EXPECT_NE(source.source.find(
-                  "smem_descriptor_mn_sw128(sw2 + (((c) & 1) * BN1 / 64 + s / 4) * O * 64 + (s % 4) * 16 * 64)"),
-              std::string::npos);
+    EXPECT_NE(
+        source.source.find(
+            "smem_descriptor_mn_sw128(sw2 + (((c) & 1) * BN1 / 64 + s / 4) * O * 64 + (s % 4) * 16 * 64)"),
+        std::string::npos);
     EXPECT_NE(source.source.find(", p, 1, 1, 1;"), std::string::npos);  // wgmma with B transposed
     // The running max rescales the sum and the accumulator; the sum divides at the end.
     EXPECT_NE(source.source.find("sum_P_sum[h] *= scale[h];"), std::string::npos);
@@ -130,10 +131,11 @@ TEST(B2BEmitter, PingPongWarpgroupsTakeTurnsAndCompileWithoutSpills) {
       const KernelSource source =
           emit_b2b_kernel(schedule::plan_b2b(te::build_workload(workload, shape)), schedule, kKey);
       const std::string& text = source.source;
-      // Consumer 1 lets consumer 0 go first; a turn issues GEMM2 of the last chunk and GEMM1 of this one, then
-      // passes the turn before it waits.
+      // Consumer 1 lets consumer 0 go first; a turn issues GEMM2 of the last chunk and GEMM1 of this one,
+      // then passes the turn before it waits.
       EXPECT_NE(text.find("if (consumer == 1) turn_pass(0);"), std::string::npos);
-      const std::size_t wait = text.find("turn_wait(consumer);", text.find("for (int c = 1; c < chunks; ++c)"));
+      const std::size_t wait =
+          text.find("turn_wait(consumer);", text.find("for (int c = 1; c < chunks; ++c)"));
       const std::size_t gemm2 = text.find("wgmma_second(acc2, hfrag[s]", wait);
       const std::size_t gemm1 = text.find("wgmma_first(acc1", gemm2);
       const std::size_t pass = text.find("turn_pass(consumer ^ 1);", gemm1);
@@ -153,7 +155,8 @@ TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
   // The producer loads and the consumers compute the same number of chunks.
   EXPECT_NE(causal.source.find("for (int c = 0; c < chunks; ++c)"), std::string::npos);
   // The row blocks that walk the most chunks start first (longest first), every batch's at once.
-  EXPECT_NE(causal.source.find("const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;"), std::string::npos);
+  EXPECT_NE(causal.source.find("const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;"),
+            std::string::npos);
   const KernelSource full = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}});
   EXPECT_NE(full.source.find("const int chunks = CHUNKS;"), std::string::npos);
   EXPECT_NE(full.source.find("const int m0 = (blockIdx.x % M_BLOCKS) * BM;"), std::string::npos);

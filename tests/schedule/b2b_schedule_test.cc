@@ -87,8 +87,7 @@ TEST(B2BSchedule, IllegalKnobsAreNamed) {
             }),
             "fused back-to-back kernel: bm=64 with O=256: two CTAs share an SM, whose 128 registers a thread "
             "cannot hold GEMM2's accumulator above O=128");
-  const B2BPlan attention =
-      plan_of("attention", {{"BH", 2}, {"L", 256}, {"D", 128}, {"CAUSAL", 0}});
+  const B2BPlan attention = plan_of("attention", {{"BH", 2}, {"L", 256}, {"D", 128}, {"CAUSAL", 0}});
   EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, true, 128, 64}));
   EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128}));
   EXPECT_EQ(te::error_of([&] {
@@ -99,16 +98,24 @@ TEST(B2BSchedule, IllegalKnobsAreNamed) {
   for (const B2BSchedule& s : b2b_schedule_space(attention))
     EXPECT_FALSE(s.overlap && s.bn1 == 128) << to_string(s);
   const std::string pingpong_error =
-      "fused back-to-back kernel: pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk "
+      "fused back-to-back kernel: pingpong needs two consumer warpgroups (bm=128) taking turns, each one "
+      "chunk "
       "at a time (no overlap)";
-  EXPECT_EQ(te::error_of([&] { check_legal(attention, B2BSchedule{3, false, 64, 64, true}); }), pingpong_error);
-  EXPECT_EQ(te::error_of([&] { check_legal(attention, B2BSchedule{3, true, 128, 64, true}); }), pingpong_error);
-  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128, true}));
   EXPECT_EQ(te::error_of([&] {
-              check_legal(tall, B2BSchedule{6, false, 128, 128});
+              check_legal(attention, B2BSchedule{3, false, 64, 64, true});
             }),
-            "fused back-to-back kernel: b2b bm=128 bn1=128 stages=6 needs 296072 bytes of shared memory, above "
-            "the 232448 a CTA has");
+            pingpong_error);
+  EXPECT_EQ(te::error_of([&] {
+              check_legal(attention, B2BSchedule{3, true, 128, 64, true});
+            }),
+            pingpong_error);
+  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128, true}));
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(tall, B2BSchedule{6, false, 128, 128});
+      }),
+      "fused back-to-back kernel: b2b bm=128 bn1=128 stages=6 needs 296072 bytes of shared memory, above "
+      "the 232448 a CTA has");
   EXPECT_EQ(
       te::error_of([&] {
         check_legal(mlp, B2BSchedule{3, true});

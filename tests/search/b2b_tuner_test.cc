@@ -20,7 +20,8 @@ te::Program small_mlp() {
 }
 
 // Answers B2B candidates with a time that falls with stages and is lower with overlap, 128-column chunks and
-// one consumer warpgroup; fails stages=3 as a wrong answer; refuses fused-GEMM requests (this workload has none).
+// one consumer warpgroup; fails stages=3 as a wrong answer; refuses fused-GEMM requests (this workload has
+// none).
 class B2BTimes : public Measurer {
  public:
   explicit B2BTimes(double base) : base_(base) {}
@@ -89,8 +90,9 @@ TEST(B2BTuner, RecordsRoundTripAndReplayIntoTheSameKernel) {
   const ReplayResult replayed = replay(result.records, small_mlp(), h200());
   EXPECT_EQ(*replayed.record.b2b, *winner.b2b);
   EXPECT_EQ(sha256_hex(replayed.kernel.source), winner.source_sha256);
-  EXPECT_NE(replayed.kernel.source.find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap (GEMMs"),
-            std::string::npos);
+  EXPECT_NE(
+      replayed.kernel.source.find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap (GEMMs"),
+      std::string::npos);
 }
 
 // The two parts of small_mlp(), each with one measured record of its default schedule.

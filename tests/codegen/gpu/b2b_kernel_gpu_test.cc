@@ -8,8 +8,8 @@
 #include "codegen/b2b_emitter.h"
 #include "codegen/fused_kernel.h"
 #include "runtime/gpu_test_guard.h"
-#include "support/error.h"
 #include "softcap_attention_dsl.h"
+#include "support/error.h"
 #include "te/interpreter.h"
 #include "te/json.h"
 #include "te/workloads.h"
@@ -54,7 +54,8 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
     const te::Program program = build(c);
     const schedule::B2BPlan plan = schedule::plan_b2b(program);
     std::vector<B2BSchedule> schedules;
-    for (const auto& [bm, bn1] : std::vector<std::pair<int, int>>{{128, 64}, {64, 64}, {64, 128}, {128, 128}}) {
+    for (const auto& [bm, bn1] :
+         std::vector<std::pair<int, int>>{{128, 64}, {64, 64}, {64, 128}, {128, 128}}) {
       for (const auto& [overlap, pingpong] :
            std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}}) {
         const B2BSchedule schedule{c.stages, overlap, bm, bn1, pingpong};
