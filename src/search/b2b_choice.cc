@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "codegen/b2b_emitter.h"
 #include "schedule/b2b_plan.h"
 #include "support/error.h"
 
@@ -21,11 +22,15 @@ B2BChoice choose_b2b(const std::vector<TuningRecord>& records, const te::Program
                      const runtime::DeviceFingerprint& target, const ReplayOptions& options) {
   B2BChoice choice;
   std::string fused_why, parts_why;
-  try {
-    choice.fused_kernel = replay(records, program, target, options);
-    choice.fused_us = choice.fused_kernel->record.median_us;
-  } catch (const CompileError& error) {
-    fused_why = error.what();
+  if (const std::optional<std::string> refusal = codegen::b2b_kernel_refusal(program)) {
+    fused_why = *refusal;  // no record could exist: say why, not that there is none
+  } else {
+    try {
+      choice.fused_kernel = replay(records, program, target, options);
+      choice.fused_us = choice.fused_kernel->record.median_us;
+    } catch (const CompileError& error) {
+      fused_why = error.what();
+    }
   }
   try {
     const std::vector<te::Program> parts = schedule::kernel_programs(program);
