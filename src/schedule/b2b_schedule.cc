@@ -1,6 +1,7 @@
 // Knobs, legality, space and JSON of the fused back-to-back kernel's schedule.
 #include "schedule/b2b_schedule.h"
 
+#include <optional>
 #include <utility>
 
 #include "support/error.h"
@@ -31,43 +32,49 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& s) {
   return 1024 + x + ring + w2 + barriers;
 }
 
-void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
-  const std::string who = "fused back-to-back kernel: ";
+namespace {
+
+// Why `s` cannot run `plan`, or nothing: the one statement of the rules, for check_legal and the space.
+std::optional<std::string> illegality(const B2BPlan& plan, const B2BSchedule& s) {
   for (const auto& [name, value] : {std::pair<const char*, int>{"bm", s.bm}, {"bn1", s.bn1}}) {
     if (value != 64 && value != 128)
-      throw CompileError(who + name + "=" + std::to_string(value) + " is not 64 or 128");
+      return std::string(name) + "=" + std::to_string(value) + " is not 64 or 128";
   }
   if (s.bm == 64 && plan.second.n > 128) {
-    throw CompileError(who + "bm=64 with O=" + std::to_string(plan.second.n) +
-                       ": two CTAs share an SM, whose 128 registers a thread cannot hold GEMM2's accumulator "
-                       "above O=128");
+    return "bm=64 with O=" + std::to_string(plan.second.n) +
+           ": two CTAs share an SM, whose 128 registers a thread cannot hold GEMM2's accumulator above O=128";
   }
   if (s.pingpong && (s.bm != 128 || s.overlap)) {
-    throw CompileError(who +
-                       "pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk at a "
-                       "time (no overlap)");
+    return std::string(
+        "pingpong needs two consumer warpgroups (bm=128) taking turns, each one chunk at a time (no "
+        "overlap)");
   }
   if (overlap_spills(plan, s)) {
-    throw CompileError(who +
-                       "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
-                       ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill "
-                       "registers");
+    return "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
+           ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill registers";
   }
   if (s.stages < kMinStages || s.stages > kMaxStages) {
-    throw CompileError(who + "stages=" + std::to_string(s.stages) + " is outside [" +
-                       std::to_string(kMinStages) + ", " + std::to_string(kMaxStages) + "]");
+    return "stages=" + std::to_string(s.stages) + " is outside [" + std::to_string(kMinStages) + ", " +
+           std::to_string(kMaxStages) + "]";
   }
   if (s.stages < k_blocks(plan)) {
-    throw CompileError(who + "stages=" + std::to_string(s.stages) + " is below the " +
-                       std::to_string(k_blocks(plan)) + " K blocks of K=" + std::to_string(plan.first.k) +
-                       ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes");
+    return "stages=" + std::to_string(s.stages) + " is below the " + std::to_string(k_blocks(plan)) +
+           " K blocks of K=" + std::to_string(plan.first.k) +
+           ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes";
   }
   const std::int64_t bytes = b2b_shared_bytes(plan, s);
   if (bytes > kMaxSharedBytes) {
-    throw CompileError(who + to_string(s) + " needs " + std::to_string(bytes) +
-                       " bytes of shared memory, above the " + std::to_string(kMaxSharedBytes) +
-                       " a CTA has");
+    return to_string(s) + " needs " + std::to_string(bytes) + " bytes of shared memory, above the " +
+           std::to_string(kMaxSharedBytes) + " a CTA has";
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
+  if (const std::optional<std::string> why = illegality(plan, s))
+    throw CompileError("fused back-to-back kernel: " + *why);
 }
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
@@ -77,10 +84,8 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
       for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
         for (const auto& [overlap, pingpong] :
              {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-          if (pingpong && bm != 128) continue;
           const B2BSchedule s{stages, overlap, bm, bn1, pingpong};
-          const bool fits = stages >= k_blocks(plan) && b2b_shared_bytes(plan, s) <= kMaxSharedBytes;
-          if (fits && (bm == 128 || plan.second.n <= 128) && !overlap_spills(plan, s)) space.push_back(s);
+          if (!illegality(plan, s)) space.push_back(s);
         }
       }
     }
