@@ -92,6 +92,13 @@ void check_supported(const schedule::B2BPlan& plan) {
   }
 }
 
+const OnlineStatistic* running_max(const schedule::B2BPlan& plan) {
+  for (const OnlineStatistic& s : plan.statistics) {
+    if (s.kind == OnlineStatistic::Kind::kRunningMax) return &s;
+  }
+  return nullptr;
+}
+
 class B2BEmitter {
  public:
   B2BEmitter(const schedule::B2BPlan& plan, const B2BSchedule& schedule, const std::string& key)
@@ -100,7 +107,7 @@ class B2BEmitter {
         key_(key),
         batched_(!plan.first.batch.empty()),
         consumers_(schedule.bm / 64),
-        threads_(128 * (1 + schedule.bm / 64)) {
+        max_(running_max(plan)) {
     // The tiles the kernel computes: GEMM2's operand, the statistics' sources, and what they read. (Tiles
     // such as the normalised softmax are replaced by the numerator and the final row factor.)
     std::set<const te::TensorNode*> needed = {plan_.numerator->get()};
@@ -136,7 +143,7 @@ class B2BEmitter {
       result.params.push_back({KernelParam::Kind::kOutput, output, 0});
     }
     result.launch.grid_x = static_cast<int>(product(first.batch) * ceil_div(first.m, s_.bm));
-    result.launch.block_x = threads_;
+    result.launch.block_x = threads();
     result.launch.cluster_x = 1;
     result.launch.shared_bytes = static_cast<int>(schedule::b2b_shared_bytes(plan_, s_));
 
@@ -215,7 +222,7 @@ class B2BEmitter {
       params += ",\n    " + memory_element_type(output.dtype()) + "* __restrict__ out_" + output.name();
     }
     // One consumer warpgroup: two CTAs may share an SM (128 registers a thread at launch, rebalanced 24/232).
-    out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ", " +
+    out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ", " +
              (consumers_ == 1 ? "2" : "1") + ")");
     out.open(result.name + "(" + params + ")");
     out.line("extern __shared__ unsigned char smem_raw[];");
@@ -234,24 +241,20 @@ class B2BEmitter {
     out.line("u64* empty_b = full_b + 2;");
     out.line("u64* full_x = empty_b + 2;");
     out.line("const int warpgroup = threadIdx.x / 128;");
-    const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_);
-    if (diagonal) {
+    if (const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_)) {
       out.line(
           "// Under the mask the last row blocks walk the most chunks: they start first, every batch's at "
           "once.");
       out.line("const int batch = blockIdx.x % BATCH;");
       out.line(
           "const int m0 = (M_BLOCKS - 1 - blockIdx.x / BATCH) * BM;  // first row of the block in its batch");
-    } else {
-      out.line("const int batch = blockIdx.x / M_BLOCKS;");
-      out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
-    }
-    if (diagonal) {
       out.line("// The mask removes chained column j > row + " + std::to_string(*diagonal) +
                ": chunks wholly above the block's last row add nothing and are skipped.");
       out.line("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (" + std::to_string(*diagonal) +
                ")) / BN1 + 1);");
     } else {
+      out.line("const int batch = blockIdx.x / M_BLOCKS;");
+      out.line("const int m0 = (blockIdx.x % M_BLOCKS) * BM;  // first row of the block within its batch");
       out.line("const int chunks = CHUNKS;");
     }
     out.open("if (threadIdx.x == 0)");
@@ -329,15 +332,7 @@ class B2BEmitter {
     COMFUSE_CHECK(next == rank, "back-to-back tensor '" + t.name() + "' has the expected rank");
   }
 
-  const OnlineStatistic* running_max() const {
-    for (const OnlineStatistic& s : plan_.statistics) {
-      if (s.kind == OnlineStatistic::Kind::kRunningMax) return &s;
-    }
-    return nullptr;
-  }
-
   void consumer(CodeStream& out) const {
-    const OnlineStatistic* max = running_max();
     out.line(
         "// Consumers: each warpgroup owns 64 rows. Per chunk: GEMM1 into acc1; the tiles between on the");
     out.line(
@@ -352,8 +347,8 @@ class B2BEmitter {
     out.line("const int a_row0 = consumer * 64;");
     out.line("const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: +0 and +8");
     out.line("float acc2[O / 2];");
-    if (max != nullptr) {
-      out.line("float run_max[2] = {neg_inf(), neg_inf()};  // '" + max->tensor.name() +
+    if (max_ != nullptr) {
+      out.line("float run_max[2] = {neg_inf(), neg_inf()};  // '" + max_->tensor.name() +
                "' over the chunks so far");
       out.line("float safe_max[2] = {0.0f, 0.0f};          // the same, 0 while a row has seen only -inf");
     }
@@ -362,19 +357,19 @@ class B2BEmitter {
       out.line("float sum_" + s.tensor.name() + "[2] = {0.0f, 0.0f};  // this thread's columns of '" +
                s.tensor.name() + "'");
     }
-    if (max != nullptr)
+    if (max_ != nullptr)
       out.line("float scale[2] = {0.0f, 0.0f};  // exp(old max - new max) of the last chunk's rows");
     out.line("mbar_wait(full_x, 0);");
     if (s_.overlap) {
-      overlapped_chunks(out, max);
+      overlapped_chunks(out);
     } else if (s_.pingpong) {
-      pingpong_chunks(out, max);
+      pingpong_chunks(out);
     } else {
       out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
       out.line("u32 hfrag[BN1 / 16][4];");
-      gemm1_then_tiles(out, max, "acc1", "hfrag", "c");
-      gemm2_alone(out, max, "hfrag", "c");
+      gemm1_then_tiles(out, "acc1", "hfrag", "c");
+      gemm2_alone(out, "hfrag", "c");
       out.close();
     }
     finish(out);
@@ -384,7 +379,7 @@ class B2BEmitter {
   // chunk and GEMM1 of this one, then passes the turn on and waits for them; its tiles between then run while
   // the other warpgroup's GEMMs do. Consumer 1 gives consumer 0 the first turn; each turn_wait(me) completes
   // when my 128 threads and the other's 128 pass. The last turn of consumer 1 passes nothing: no one waits.
-  void pingpong_chunks(CodeStream& out, const OnlineStatistic* max) const {
+  void pingpong_chunks(CodeStream& out) const {
     out.line("float acc1[BN1 / 2];");
     out.line("u32 hfrag[BN1 / 16][4];");
     out.line("if (consumer == 1) turn_pass(0);");
@@ -395,23 +390,23 @@ class B2BEmitter {
     out.line("turn_pass(consumer ^ 1);");
     out.line("wgmma_wait<0>();");
     release_gemm1(out, "c");
-    tiles_between(out, max, "acc1", "hfrag", "c");
+    tiles_between(out, "acc1", "hfrag", "c");
     out.close();
     out.open("for (int c = 1; c < chunks; ++c)");
     out.line("turn_wait(consumer);");
-    if (max != nullptr) rescale_acc2(out, "c - 1");
+    rescale_acc2(out, "c - 1");
     issue_gemm2(out, "hfrag", "c - 1");
     issue_gemm1(out, "acc1", "c");
     out.line("turn_pass(consumer ^ 1);");
     out.line("wgmma_wait<0>();");
     release_gemm2(out, "c - 1");
     release_gemm1(out, "c");
-    tiles_between(out, max, "acc1", "hfrag", "c");
+    tiles_between(out, "acc1", "hfrag", "c");
     out.close();
     out.open("");
     out.line("const int c = chunks;");
     out.line("turn_wait(consumer);");
-    if (max != nullptr) rescale_acc2(out, "c - 1");
+    rescale_acc2(out, "c - 1");
     issue_gemm2(out, "hfrag", "c - 1");
     out.line("if (consumer == 0) turn_pass(1);");
     out.line("wgmma_wait<0>();");
@@ -423,43 +418,43 @@ class B2BEmitter {
   // c+1 run: acc1 and the packed operand are double-buffered (a, b); the loop takes two chunks per turn so
   // that every buffer is a fixed set of registers, and the last chunk or two are peeled off so that no step's
   // issue and wait depend on a condition (ptxas then keeps the wgmma groups in flight).
-  void overlapped_chunks(CodeStream& out, const OnlineStatistic* max) const {
+  void overlapped_chunks(CodeStream& out) const {
     out.line("float acc1_a[BN1 / 2], acc1_b[BN1 / 2];");
     out.line("u32 hfrag_a[BN1 / 16][4], hfrag_b[BN1 / 16][4];");
     out.line("// Chunk 0's GEMM1 and tiles between before the loop.");
     out.open("");
     out.line("const int c = 0;");
-    gemm1_then_tiles(out, max, "acc1_a", "hfrag_a", "c");
+    gemm1_then_tiles(out, "acc1_a", "hfrag_a", "c");
     out.close();
     out.line("int pair = 0;");
     out.open("for (; pair + 2 < chunks; pair += 2)");
-    overlapped_step(out, max, "pair", "a", "b");
-    overlapped_step(out, max, "pair + 1", "b", "a");
+    overlapped_step(out, "pair", "a", "b");
+    overlapped_step(out, "pair + 1", "b", "a");
     out.close();
     out.line("// One or two chunks are left; the last has no next chunk.");
     out.open("if (pair + 1 < chunks)");
-    overlapped_step(out, max, "pair", "a", "b");
-    last_step(out, max, "pair + 1", "b");
+    overlapped_step(out, "pair", "a", "b");
+    last_step(out, "pair + 1", "b");
     out.close();
     out.open("else");
-    last_step(out, max, "pair", "a");
+    last_step(out, "pair", "a");
     out.close();
   }
 
   // Chunk `chunk`, whose operand is in hfrag_<cur>: GEMM1 of the next chunk into acc1_<next>, GEMM2 of this
   // one, then the next chunk's tiles between while GEMM2 runs.
-  void overlapped_step(CodeStream& out, const OnlineStatistic* max, const std::string& chunk,
-                       const std::string& cur, const std::string& next) const {
+  void overlapped_step(CodeStream& out, const std::string& chunk, const std::string& cur,
+                       const std::string& next) const {
     out.open("");
     out.line("const int c = " + chunk + ", cn = c + 1;");
-    if (max != nullptr) rescale_acc2(out, "c");  // nothing in flight yet
+    rescale_acc2(out, "c");  // nothing in flight yet
     issue_gemm1(out, "acc1_" + next, "cn");
     issue_gemm2(out, "hfrag_" + cur, "c");
     out.line("wgmma_wait<1>();  // the next chunk's GEMM1; this chunk's GEMM2 may still run");
     release_gemm1(out, "cn");
     out.open("");
     out.line("const int c = cn;");
-    tiles_between(out, max, "acc1_" + next, "hfrag_" + next, "c");
+    tiles_between(out, "acc1_" + next, "hfrag_" + next, "c");
     out.close();
     out.line("wgmma_wait<0>();");
     release_gemm2(out, "c");
@@ -467,28 +462,26 @@ class B2BEmitter {
   }
 
   // The last chunk: its GEMM2 alone.
-  void last_step(CodeStream& out, const OnlineStatistic* max, const std::string& chunk,
-                 const std::string& cur) const {
+  void last_step(CodeStream& out, const std::string& chunk, const std::string& cur) const {
     out.open("");
     out.line("const int c = " + chunk + ";");
-    gemm2_alone(out, max, "hfrag_" + cur, "c");
+    gemm2_alone(out, "hfrag_" + cur, "c");
     out.close();
   }
 
   // GEMM1 of `chunk` into `acc`, waited for, its ring stages released, then the tiles between into `hfrag`.
-  void gemm1_then_tiles(CodeStream& out, const OnlineStatistic* max, const std::string& acc,
-                        const std::string& hfrag, const std::string& chunk) const {
+  void gemm1_then_tiles(CodeStream& out, const std::string& acc, const std::string& hfrag,
+                        const std::string& chunk) const {
     issue_gemm1(out, acc, chunk);
     out.line("wgmma_wait<0>();");
     release_gemm1(out, chunk);
-    tiles_between(out, max, acc, hfrag, chunk);
+    tiles_between(out, acc, hfrag, chunk);
   }
 
   // GEMM2 of `chunk` with nothing else in flight: the accumulator rescaled first (online statistics), the
   // group waited for and W2's buffer released.
-  void gemm2_alone(CodeStream& out, const OnlineStatistic* max, const std::string& hfrag,
-                   const std::string& chunk) const {
-    if (max != nullptr) rescale_acc2(out, chunk);
+  void gemm2_alone(CodeStream& out, const std::string& hfrag, const std::string& chunk) const {
+    rescale_acc2(out, chunk);
     issue_gemm2(out, hfrag, chunk);
     out.line("wgmma_wait<0>();");
     release_gemm2(out, chunk);
@@ -532,17 +525,17 @@ class B2BEmitter {
 
   // The tiles between the GEMMs on `acc` (chunk `chunk`), in two passes over the fragment when a running max
   // splits them, packed into `hfrag` as GEMM2's A operand. Updates the running max, `scale` and the sums.
-  void tiles_between(CodeStream& out, const OnlineStatistic* max, const std::string& acc,
-                     const std::string& hfrag, const std::string& chunk) const {
+  void tiles_between(CodeStream& out, const std::string& acc, const std::string& hfrag,
+                     const std::string& chunk) const {
     const auto& first = plan_.first;
     ExprBindings bindings;
     bindings.reads[first.tensor.get()] = acc + "[i]";
     // The tiles feed GEMM2's 16-bit operand (and the f32 sums, where a few ulp are far below its rounding).
     bindings.approximate_exp = true;
     for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
-    if (max != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
+    if (max_ != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
     out.line("// Tiles that need no statistic" +
-             std::string(max ? ", and the block's maximum of '" + max->source.name() + "'." : "."));
+             std::string(max_ ? ", and the block's maximum of '" + max_->source.name() + "'." : "."));
     element_header(out, chunk);
     for (const te::Tensor& t : first_pass_) {
       ExprBindings here = bindings;
@@ -550,11 +543,11 @@ class B2BEmitter {
       out.line("a_" + t.name() + "[i] = " + emit_expr(t->body, here) + ";");
       bindings.reads[t.get()] = "a_" + t.name() + "[i]";
     }
-    if (max != nullptr) {
-      out.line("if (valid) block_max[h] = fmaxf(block_max[h], " + read_of(max->source, bindings) + ");");
+    if (max_ != nullptr) {
+      out.line("if (valid) block_max[h] = fmaxf(block_max[h], " + read_of(max_->source, bindings) + ");");
     }
     out.close();
-    if (max != nullptr) {
+    if (max_ != nullptr) {
       out.line(
           "// The running max over the chunks; rows whose max grew rescale their sums and acc2 by scale.");
       out.open("for (int h = 0; h < 2; ++h)");
@@ -570,7 +563,7 @@ class B2BEmitter {
           out.line("sum_" + s.tensor.name() + "[h] *= scale[h];");
       }
       out.close();
-      bindings.reads[max->tensor.get()] = "safe_max[h]";
+      bindings.reads[max_->tensor.get()] = "safe_max[h]";
     }
     out.line("// Tiles after the statistics, the sums' parts, and GEMM2's operand (0 past N).");
     out.line("float hval[BN1 / 2];");
@@ -626,6 +619,7 @@ class B2BEmitter {
 
   // The accumulator times exp(old max - new max) of its rows, before GEMM2 adds chunk `chunk`.
   void rescale_acc2(CodeStream& out, const std::string& chunk) const {
+    if (max_ == nullptr) return;  // no running max: nothing to rescale
     out.open("if (" + chunk + " > 0)");
     out.line("#pragma unroll");
     out.line("for (int i = 0; i < O / 2; ++i) acc2[i] *= scale[(i >> 1) & 1];");
@@ -703,6 +697,8 @@ class B2BEmitter {
     out.close();
   }
 
+  int threads() const { return 128 * (1 + consumers_); }
+
   // With one consumer warpgroup two CTAs share the register file: 24 + 232 of the 2 x 128 at launch.
   int producer_registers() const { return consumers_ == 1 ? 24 : 40; }
 
@@ -711,7 +707,9 @@ class B2BEmitter {
   const std::string& key_;
   const bool batched_;
   const int consumers_;
-  const int threads_;
+  // The running max of an online softmax (attention), or nullptr (MLPs): what splits the tiles into two
+  // passes and rescales the accumulator.
+  const OnlineStatistic* const max_;
   std::vector<te::Tensor> first_pass_, second_pass_;
 };
 
