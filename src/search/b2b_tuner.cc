@@ -94,21 +94,16 @@ class B2BTuner {
     write(record(c, m.status, m.error, m.times_us));
   }
 
-  // The schedules within twice the tie band of the fastest (at most four), measured again with more samples.
+  // The contenders (search/selection.h) measured again with more samples.
   void remeasure_contenders() {
-    std::vector<std::pair<double, const Candidate*>> ok;
-    for (const TuningRecord& r : records_) {
-      if (r.status != RecordStatus::kOk || !r.median_us) continue;
+    if (over_budget()) return;
+    std::vector<const Candidate*> again;  // found before measuring: measuring adds records
+    for (const TuningRecord* r : contenders(records_)) {
       for (const Candidate& c : candidates_) {
-        if (c.schedule == *r.b2b) ok.emplace_back(*r.median_us, &c);
+        if (c.schedule == *r->b2b) again.push_back(&c);
       }
     }
-    if (ok.size() < 2 || over_budget()) return;
-    std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    const double band = ok.front().first * (1 + 2 * kTieBand);
-    for (std::size_t i = 0; i < ok.size() && i < 4 && ok[i].first <= band; ++i) {
-      measure(*ok[i].second, options_.final_repeats);
-    }
+    for (const Candidate* c : again) measure(*c, options_.final_repeats);
   }
 
   TuningRecord record(const Candidate& c, RecordStatus status, const std::string& error,

@@ -29,4 +29,19 @@ const TuningRecord* select_best(const std::vector<const TuningRecord*>& records)
   return best;
 }
 
+std::vector<const TuningRecord*> contenders(const std::vector<TuningRecord>& records) {
+  std::vector<const TuningRecord*> ok;
+  for (const TuningRecord& r : records) {
+    if (r.status == RecordStatus::kOk && r.median_us) ok.push_back(&r);
+  }
+  if (ok.size() < 2) return {};
+  std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return *a->median_us < *b->median_us; });
+  const double band = *ok.front()->median_us * (1 + 2 * kTieBand);
+  std::vector<const TuningRecord*> result;
+  for (const TuningRecord* r : ok) {
+    if (*r->median_us <= band && result.size() < 4) result.push_back(r);
+  }
+  return result;
+}
+
 }  // namespace comfuse::search

@@ -18,4 +18,8 @@ inline constexpr double kTieBand = 0.01;
 /// in canonical schedule order.
 const TuningRecord* select_best(const std::vector<const TuningRecord*>& records);
 
+/// The ok records worth measuring again with more samples before the pick: those within twice the tie band
+/// of the fastest, fastest first, at most four; none when fewer than two records are ok.
+std::vector<const TuningRecord*> contenders(const std::vector<TuningRecord>& records);
+
 }  // namespace comfuse::search

@@ -194,20 +194,12 @@ class Tuner {
     }
   }
 
+  // The contenders measured again with more samples, where at least two are tied.
   void remeasure_contenders() {
-    std::vector<const TuningRecord*> ok;
-    for (const TuningRecord& r : records_) {
-      if (r.status == RecordStatus::kOk && r.median_us) ok.push_back(&r);
-    }
-    if (ok.size() < 2 || past(0.95)) return;
-    std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return *a->median_us < *b->median_us; });
-    const double band = *ok.front()->median_us * (1 + 2 * kTieBand);
-    std::vector<std::string> contenders;
-    for (const TuningRecord* r : ok) {
-      if (*r->median_us <= band && contenders.size() < 4) contenders.push_back(key_of(r->schedule));
-    }
-    if (contenders.size() < 2) return;
-    for (const std::string& key : contenders) measure(kept_.at(key), options_.final_repeats, false);
+    std::vector<std::string> keys;
+    for (const TuningRecord* r : contenders(records_)) keys.push_back(key_of(r->schedule));
+    if (keys.size() < 2 || past(0.95)) return;
+    for (const std::string& key : keys) measure(kept_.at(key), options_.final_repeats, false);
   }
 
   TuneResult finish() {

@@ -50,5 +50,20 @@ TEST(Selection, TiesGoToFewerResourcesThenCanonicalOrder) {
   EXPECT_EQ(select_best({&y, &x}), &y);
 }
 
+TEST(Selection, ContendersAreTheOkRecordsWithinTwiceTheTieBandFastestFirst) {
+  const std::vector<TuningRecord> records = {
+      with(101.5, 64), with(100, 128),   make_record(99, RecordStatus::kCrash),
+      with(103, 192),  with(100.5, 256), with(101.9, 224),
+      with(101, 160)};
+  const std::vector<const TuningRecord*> picked = contenders(records);
+  ASSERT_EQ(picked.size(), 4u);  // 103 is out of the band (2%), the crash does not count, four at most
+  EXPECT_EQ(picked[0]->schedule.bn, 128);
+  EXPECT_EQ(picked[1]->schedule.bn, 256);
+  EXPECT_EQ(picked[2]->schedule.bn, 160);
+  EXPECT_EQ(picked[3]->schedule.bn, 64);
+  // One ok record has nothing to be tied with.
+  EXPECT_TRUE(contenders({with(100, 128), make_record(90, RecordStatus::kCrash)}).empty());
+}
+
 }  // namespace
 }  // namespace comfuse::search
