@@ -37,18 +37,16 @@ class B2BTuner {
         target_(measurer.target()),
         start_(Clock::now()) {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
-    if (const std::optional<std::string> refusal = codegen::b2b_kernel_refusal(program)) {
-      throw CompileError(*refusal);
-    }
     const std::vector<schedule::B2BSchedule> space = schedule::b2b_schedule_space(plan_);
     if (space.empty()) {
-      schedule::check_legal(plan_, schedule::B2BSchedule{});  // names why the default does not fit
+      // The emitter says why: it does not generate this program, or the default schedule does not fit it.
+      codegen::emit_b2b_kernel(plan_, schedule::B2BSchedule{}, key_);
       throw CompileError("fused back-to-back kernel: no schedule fits workload " + key_);
     }
     for (const schedule::B2BSchedule& s : space) {
       Candidate c;
       c.schedule = s;
-      c.kernel = codegen::emit_b2b_kernel(plan_, s, key_);
+      c.kernel = codegen::emit_b2b_kernel(plan_, s, key_);  // a CompileError here refuses the program
       candidates_.push_back(std::move(c));
     }
     progress_.space = progress_.planned = static_cast<int>(candidates_.size());
