@@ -19,12 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codegen/b2b_emitter.h"
-#include "schedule/b2b_plan.h"
 #include "search/gpu_runner.h"
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
+#include "search/tuning_kernels.h"
 #include "suite.h"
 #include "support/error.h"
 #include "te/json.h"
@@ -67,40 +66,17 @@ struct Kernel {
   bool fused_b2b = false;  // the whole program as the fused back-to-back kernel
 };
 
-// The fused back-to-back kernel of a row, where the planner and the generator take it.
-std::optional<Kernel> fused_kernel_of(const SuiteEntry& entry, const std::string& name) {
-  const te::Program program = te::build_workload(entry.workload, entry.shape);
-  if (codegen::b2b_kernel_refusal(program)) return std::nullopt;
-  return Kernel{name + "/fused", program,
-                [entry](std::int64_t rows) {
-                  te::Shape shape = entry.shape;
-                  shape[te::rows_parameter(entry.workload)] = rows;
-                  return te::build_workload(entry.workload, shape);
-                },
-                true};
-}
-
+// The kernels a row is tuned as (search::tuning_kernels), named after the row.
 std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
   const std::string name = te::instance_name(te::workload_info(entry.workload), entry.shape);
-  std::vector<te::Program> programs;
-  try {
-    programs = schedule::kernel_programs(te::build_workload(entry.workload, entry.shape));
-  } catch (const CompileError&) {
-    if (std::optional<Kernel> fused = fused_kernel_of(entry, name)) return {*fused};  // attention
-    throw;
-  }
   std::vector<Kernel> kernels;
-  for (std::size_t index = 0; index < programs.size(); ++index) {
-    kernels.push_back(
-        {programs.size() == 1 ? name : name + "/part" + std::to_string(index + 1), programs[index],
-         [entry, index](std::int64_t rows) {
-           te::Shape shape = entry.shape;
-           shape["M"] = rows;
-           return schedule::kernel_programs(te::build_workload(entry.workload, shape)).at(index);
-         }});
-  }
-  if (programs.size() == 2) {
-    if (std::optional<Kernel> fused = fused_kernel_of(entry, name)) kernels.push_back(*fused);
+  for (search::TuningKernel& k : search::tuning_kernels(entry.workload, entry.shape)) {
+    using Role = search::TuningKernel::Role;
+    const char* suffix = k.role == Role::kFirstPart    ? "/part1"
+                         : k.role == Role::kSecondPart ? "/part2"
+                         : k.role == Role::kFusedB2B   ? "/fused"
+                                                       : "";
+    kernels.push_back({name + suffix, std::move(k.program), std::move(k.rebuild), k.role == Role::kFusedB2B});
   }
   return kernels;
 }

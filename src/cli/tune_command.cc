@@ -10,14 +10,13 @@
 #include <optional>
 #include <system_error>
 
-#include "codegen/b2b_emitter.h"
-#include "schedule/b2b_plan.h"
 #include "schedule/fusion_plan.h"
 #include "search/b2b_choice.h"
 #include "search/gpu_runner.h"
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
+#include "search/tuning_kernels.h"
 #include "support/error.h"
 #include "te/json.h"
 #include "te/workloads.h"
@@ -123,59 +122,19 @@ std::string progress_line(const search::TuneProgress& p) {
   return std::string(head) + "best " + format_us(*p.best_us) + "  " + p.best;
 }
 
-// One kernel to tune: the workload itself, or one part of a back-to-back workload run as two kernels.
-struct TunedPart {
-  std::string label;
-  te::Program program;
-  codegen::RowProgramBuilder rebuild;  // the same part with fewer rows, for the reference check
-  bool fused_b2b = false;              // the whole back-to-back program as the fused B2B kernel
-};
-
-// The fused back-to-back kernel of the whole program, where the planner and the generator take it (else
-// nullopt, with the reason in `why`).
-std::optional<TunedPart> fused_b2b_part(const std::string& name, const te::Shape& shape, std::string* why) {
-  const te::Program program = te::build_workload(name, shape);
-  if (std::optional<std::string> refusal = codegen::b2b_kernel_refusal(program)) {
-    *why = *refusal;
-    return std::nullopt;
+// How the tune output names a kernel of the workload.
+const char* label_of(search::TuningKernel::Role role) {
+  switch (role) {
+    case search::TuningKernel::Role::kWhole:
+      return "fused";
+    case search::TuningKernel::Role::kFirstPart:
+      return "GEMM1 with the tiles between (the back-to-back program as two kernels)";
+    case search::TuningKernel::Role::kSecondPart:
+      return "GEMM2 with its epilogue";
+    case search::TuningKernel::Role::kFusedB2B:
+      return "the fused back-to-back kernel (GEMM1, the tiles between and GEMM2 in one)";
   }
-  const codegen::RowProgramBuilder rebuild = [name, shape](std::int64_t rows) {
-    te::Shape fewer_rows = shape;
-    fewer_rows[te::rows_parameter(name)] = rows;
-    return te::build_workload(name, fewer_rows);
-  };
-  return TunedPart{"the fused back-to-back kernel (GEMM1, the tiles between and GEMM2 in one)", program,
-                   rebuild, true};
-}
-
-std::vector<TunedPart> parts_of(const std::string& name, const te::Shape& shape) {
-  std::vector<te::Program> programs;
-  std::string why_not_fused;
-  try {
-    programs = schedule::kernel_programs(te::build_workload(name, shape));
-  } catch (const CompileError& error) {
-    // No two-kernel plan (batched attention): the fused back-to-back kernel alone, if it exists.
-    if (std::optional<TunedPart> fused = fused_b2b_part(name, shape, &why_not_fused)) return {*fused};
-    throw CompileError(std::string(error.what()) + "; " + why_not_fused);  // why_not_fused names the kernel
-  }
-  std::vector<TunedPart> parts;
-  for (std::size_t index = 0; index < programs.size(); ++index) {
-    const codegen::RowProgramBuilder rebuild = [name, shape, index](std::int64_t rows) {
-      te::Shape fewer_rows = shape;
-      fewer_rows["M"] = rows;
-      return schedule::kernel_programs(te::build_workload(name, fewer_rows)).at(index);
-    };
-    const char* label = programs.size() == 1 ? "fused"
-                        : index == 0
-                            ? "GEMM1 with the tiles between (the back-to-back program as two kernels)"
-                            : "GEMM2 with its epilogue";
-    parts.push_back({label, programs[index], rebuild});
-  }
-  // A back-to-back program is also tuned as the fused kernel; the guard then picks one plan from the records.
-  if (programs.size() == 2) {
-    if (std::optional<TunedPart> fused = fused_b2b_part(name, shape, &why_not_fused)) parts.push_back(*fused);
-  }
-  return parts;
+  return "?";
 }
 
 // The part of a worker start failure that says why ("no CUDA device: …"), without the wrapper's prefix.
@@ -266,20 +225,20 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       // Found out now rather than after the first batch has compiled.
       throw CompileError("cannot open tuning log '" + parsed.log_path + "' for appending");
     }
-    const std::vector<TunedPart> parts = parts_of(parsed.workload, shape);
+    const std::vector<search::TuningKernel> parts = search::tuning_kernels(parsed.workload, shape);
     std::vector<search::TuningRecord> all_records;  // of every part, for the back-to-back guard
     runtime::DeviceFingerprint last_target;
     for (std::size_t p = 0; p < parts.size(); ++p) {
       if (parts.size() > 1) {
-        out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": " << parts[p].label
-            << "\n";
+        out << (p == 0 ? "" : "\n") << "== part " << p + 1 << " of " << parts.size() << ": "
+            << label_of(parts[p].role) << "\n";
       }
       // The measurer forks its supervisor here, before anything in this process touches CUDA: a child cannot
       // use a driver its parent initialised. Nothing below may call the driver directly.
       search::IsolationOptions isolation;
       isolation.candidate_timeout_s = parsed.timeout_s;
-      search::GpuTuning tuning(parts[p].program, parts[p].rebuild, parsed.seed, parts[p].fused_b2b,
-                               isolation);
+      search::GpuTuning tuning(parts[p].program, parts[p].rebuild, parsed.seed,
+                               parts[p].role == search::TuningKernel::Role::kFusedB2B, isolation);
       search::IsolatedMeasurer& measurer = tuning.measurer();
       runtime::DeviceFingerprint target;
       try {
@@ -323,7 +282,7 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       }
       print_summary(parsed, parts[p].program, target, result, gemm_us, gemm_note, out);
     }
-    if (parts.size() > 1 && parts.back().fused_b2b) {
+    if (parts.size() > 1 && parts.back().role == search::TuningKernel::Role::kFusedB2B) {
       const search::B2BChoice choice =
           search::choose_b2b(all_records, te::build_workload(parsed.workload, shape), last_target,
                              {.allow_target_mismatch = false});
