@@ -58,6 +58,12 @@ std::optional<std::string> first_mismatch(const TuningRecord& record,
 
 }  // namespace
 
+codegen::KernelSource regenerate(const TuningRecord& record, const te::Program& program) {
+  const std::string& key = record.workload.key;
+  return record.b2b ? codegen::emit_b2b_kernel(schedule::plan_b2b(program), *record.b2b, key)
+                    : codegen::emit_kernel(schedule::plan_fusion(program), record.schedule, key);
+}
+
 ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program& program,
                     const runtime::DeviceFingerprint& target, const ReplayOptions& options) {
   const std::string key = te::workload_key(program);
@@ -83,9 +89,7 @@ ReplayResult replay(const std::vector<TuningRecord>& records, const te::Program&
     chosen = best_any;
   }
 
-  codegen::KernelSource kernel =
-      chosen->b2b ? codegen::emit_b2b_kernel(schedule::plan_b2b(program), *chosen->b2b, key)
-                  : codegen::emit_kernel(schedule::plan_fusion(program), chosen->schedule, key);
+  codegen::KernelSource kernel = regenerate(*chosen, program);
   if (const std::string sha = sha256_hex(kernel.source); sha != chosen->source_sha256) {
     throw CompileError("the generated source differs from the log's: comfuse changed? (log " +
                        chosen->source_sha256 + ", now " + sha + ")");

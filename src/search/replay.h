@@ -20,6 +20,10 @@ struct ReplayResult {
   codegen::KernelSource kernel;  // regenerated from `program` and the record's schedule
 };
 
+/// The kernel `record`'s schedule generates for `program` (whose key the record carries): the fused B2B
+/// kernel for a back-to-back record, else the fused-GEMM kernel. Throws CompileError for an illegal schedule.
+codegen::KernelSource regenerate(const TuningRecord& record, const te::Program& program);
+
 /// Picks the winning `ok` record for te::workload_key(program) by select_best (the rule the tuner uses)
 /// among those whose target (name, arch, cc, sms, driver, cuda, nvrtc) matches `target` and whose
 /// compiler.comfuse is of this comfuse release (the part of kVersion before '+'). Re-plans `program`, checks

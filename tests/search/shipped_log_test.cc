@@ -6,9 +6,6 @@
 #include <iostream>
 #include <set>
 
-#include "codegen/b2b_emitter.h"
-#include "schedule/b2b_plan.h"
-#include "schedule/fusion_plan.h"
 #include "search/replay.h"
 #include "search/tuning_log.h"
 #include "support/fresh_process.h"
@@ -19,13 +16,9 @@ namespace {
 
 const std::string kShippedLog = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
 
-// The source a record's schedule generates: the fused back-to-back kernel or the fused-GEMM one.
+// The source a record's schedule generates (as replay regenerates it).
 std::string regenerated_source(const TuningRecord& r) {
-  if (r.b2b) {
-    return codegen::emit_b2b_kernel(schedule::plan_b2b(r.workload.program), *r.b2b, r.workload.key).source;
-  }
-  const schedule::FusionPlan plan = schedule::plan_fusion(r.workload.program);
-  return codegen::emit_kernel(plan, r.schedule, r.workload.key).source;
+  return regenerate(r, r.workload.program).source;
 }
 
 std::string what(const TuningRecord& r) {
