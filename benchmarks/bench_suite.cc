@@ -159,6 +159,14 @@ FusedMeasured measure_fused_b2b(Row& row, std::uint64_t seed, const runtime::Con
   return measured;
 }
 
+// The fused back-to-back kernel's fields of a row's record: its time, error, correctness and schedule source.
+void record_fused(nlohmann::json& record, const FusedMeasured& fused, const Row& row) {
+  record["b2b_fused_us"] = fused.timing.median_us;
+  record["b2b_fused_rel_err"] = fused.rel_error;
+  record["b2b_fused_correct"] = fused.correct;
+  record["b2b_fused_schedule_source"] = row.fused_b2b->from_log ? "tuning_log" : "default";
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream stream(text);
@@ -229,10 +237,7 @@ int run(int argc, char** argv) {
     if (fused_only) {  // no two-kernel plan (attention): the fused kernel alone
       const FusedMeasured fused = measure_fused_b2b(row, 1000 + 31 * index, context, stream, timer, timing);
       record["unfused_unsupported"] = row.unsupported;
-      record["b2b_fused_us"] = fused.timing.median_us;
-      record["b2b_fused_rel_err"] = fused.rel_error;
-      record["b2b_fused_correct"] = fused.correct;
-      record["b2b_fused_schedule_source"] = row.fused_b2b->from_log ? "tuning_log" : "default";
+      record_fused(record, fused, row);
       record["plan"] = "fused";
       record["ours_us"] = fused.correct ? nlohmann::json(fused.timing.median_us) : nlohmann::json();
       record["max_rel_err"] = fused.rel_error;
@@ -282,10 +287,7 @@ int run(int argc, char** argv) {
                                               : row.fused_b2b->unsupported;
       } else {
         const FusedMeasured fused = measure_fused_b2b(row, 1000 + 31 * index, context, stream, timer, timing);
-        record["b2b_fused_us"] = fused.timing.median_us;
-        record["b2b_fused_rel_err"] = fused.rel_error;
-        record["b2b_fused_correct"] = fused.correct;
-        record["b2b_fused_schedule_source"] = row.fused_b2b->from_log ? "tuning_log" : "default";
+        record_fused(record, fused, row);
         std::printf("%-40s fused back-to-back kernel: %.1f us, rel err %.2e%s\n", row.name.c_str(),
                     fused.timing.median_us, fused.rel_error, fused.correct ? "" : "  WRONG");
         if (fused.correct && fused.timing.median_us < m.ours.median_us) {
