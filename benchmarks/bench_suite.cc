@@ -11,8 +11,8 @@
 // GEMM1's GPU output as its input. --variant ping_pong runs reduction plans with ping-pong consumer
 // warpgroups where legal (benchmarks/NOTES.md's ping-pong entry). --b2b-fused also runs the fused
 // back-to-back kernel of the two-kernel rows, checks it on the first rows against the reference and reports
-// both times
-// ("unfused_us", "b2b_fused_us"); "ours_us" is the faster correct one, and "plan" says which.
+// both times ("unfused_us", "b2b_fused_us"); "ours_us" is the faster correct one, and "plan" says which. Rows
+// without a two-kernel plan (attention) run the fused kernel alone.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
