@@ -148,6 +148,13 @@ TEST(B2BEmitter, PingPongWarpgroupsTakeTurnsAndCompileWithoutSpills) {
   }
 }
 
+TEST(B2BEmitter, FullChunksFoldTheColumnChecks) {
+  const KernelSource source = emit("attention", {{"BH", 2}, {"L", 256}, {"D", 64}, {"CAUSAL", 0}});
+  EXPECT_NE(source.source.find("constexpr bool FULL_CHUNKS = N % BN1 == 0;"), std::string::npos);
+  EXPECT_NE(source.source.find("const bool valid = FULL_CHUNKS || gcol < N;"), std::string::npos);
+  expect_compiles_without_spills(source, "attention L=256");
+}
+
 TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
   const KernelSource causal = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 1}});
   EXPECT_NE(causal.source.find("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (0)) / BN1 + 1);"),
