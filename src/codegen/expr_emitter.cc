@@ -56,6 +56,20 @@ class Emitter {
  public:
   explicit Emitter(const ExprBindings& bindings) : bindings_(bindings) {}
 
+  // exp(x) as 2^(x·log2 e) on the hardware's ex2.approx; exp(a - b) (in f32) as one FFMA before it, with
+  // b·log2 e computed where b is (once a row for a running max).
+  std::string approximate_exp(const te::Expr& argument) {
+    const std::string log2e = float_literal(1.4426950408889634);
+    if (argument.kind() == ExprKind::kBinary && argument.dtype() == DType::f32) {
+      const auto* sub = argument.as<te::BinaryNode>();
+      if (sub->op == te::BinaryOp::kSub) {
+        return "exp2_approx(fmaf(" + emit(sub->a) + ", " + log2e + ", -(" + emit(sub->b) + ") * " + log2e +
+               "))";
+      }
+    }
+    return "exp2_approx(" + emit(argument) + " * " + log2e + ")";
+  }
+
   std::string emit(const te::Expr& e) {
     const DType dtype = e.dtype();
     const bool integer = dtype == DType::i32;
@@ -115,12 +129,12 @@ class Emitter {
       }
       case ExprKind::kUnary: {
         const auto* n = e.as<te::UnaryNode>();
+        if (bindings_.approximate_exp && n->op == te::UnaryOp::kExp)
+          return round_to(dtype, approximate_exp(n->value));
         const std::string value = emit(n->value);
         if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
         if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";
-        const bool approximate = bindings_.approximate_exp && n->op == te::UnaryOp::kExp;
-        return round_to(dtype,
-                        (approximate ? std::string("__expf") : math_function(n->op)) + "(" + value + ")");
+        return round_to(dtype, math_function(n->op) + "(" + value + ")");
       }
       case ExprKind::kPow: {
         const auto* n = e.as<te::PowNode>();

@@ -18,8 +18,9 @@ struct ExprBindings {
   std::map<const te::VarNode*, std::string> vars;
   /// Reductions already combined elsewhere: their value as a C expression of type float.
   std::map<const te::ReduceNode*, std::string> reductions;
-  /// exp as the hardware's approximate exponential (__expf: ex2.approx of x·log2 e, a few ulp, what Triton
-  /// lowers exp to), for values that are rounded to 16 bits before they are used.
+  /// exp as the hardware's approximate exponential (ex2.approx of x·log2 e, a few ulp, what Triton lowers exp
+  /// to; exp(a - b) takes one FFMA before it), for values that are rounded to 16 bits before they are used.
+  /// The kernel defines `float exp2_approx(float)`.
   bool approximate_exp = false;
 };
 

@@ -130,8 +130,10 @@ TEST(ExprEmitter, UnaryFunctions) {
 TEST(ExprEmitter, ApproximateExpOnlyWhereAsked) {
   Scope s;
   s.bindings.approximate_exp = true;
-  EXPECT_EQ(s.c(te::exp(s.a)), "__expf(a)");
-  EXPECT_EQ(s.c(te::exp(s.h)), "round_bf16(__expf(h))");
+  EXPECT_EQ(s.c(te::exp(s.a)), "exp2_approx(a * (1.44269502f))");
+  EXPECT_EQ(s.c(te::exp(s.h)), "round_bf16(exp2_approx(h * (1.44269502f)))");
+  // exp(a - b) in f32: one FFMA before ex2, b's product with log2 e computed where b is.
+  EXPECT_EQ(s.c(te::exp(s.a - s.b)), "exp2_approx(fmaf(a, (1.44269502f), -(b) * (1.44269502f)))");
   EXPECT_EQ(s.c(te::log(s.a)), "logf(a)");  // only exp has an approximate form
   EXPECT_EQ(s.c(te::sigmoid(s.a)), "sigmoid_f32(a)");
 }
