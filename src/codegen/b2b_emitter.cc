@@ -545,14 +545,27 @@ class B2BEmitter {
     out.line("// Tiles that need no statistic" +
              std::string(max_ ? ", and the block's maximum of '" + max_->source.name() + "'." : "."));
     element_header(out, chunk);
+    // A tile that is a positive constant times a value keeps the value: the block max and exp(x - max)
+    // take the constant once (a row, or in the FFMA before ex2), not once an element.
     for (const te::Tensor& t : first_pass_) {
       ExprBindings here = bindings;
       bind_axes(t, true, here);
-      out.line("a_" + t.name() + "[i] = " + emit_expr(t->body, here) + ";");
-      bindings.reads[t.get()] = "a_" + t.name() + "[i]";
+      const std::string element = "a_" + t.name() + "[i]";
+      if (const auto scaled = emit_scaled(t->body, here)) {
+        out.line(element + " = " + scaled->base + ";  // times " + float_literal(scaled->factor));
+        bindings.reads[t.get()] = "(" + element + " * " + float_literal(scaled->factor) + ")";
+        bindings.scaled_reads[t.get()] = ScaledValue{element, scaled->factor};
+      } else {
+        out.line(element + " = " + emit_expr(t->body, here) + ";");
+        bindings.reads[t.get()] = element;
+      }
     }
+    const auto max_scaled = max_ == nullptr ? bindings.scaled_reads.end()
+                                            : bindings.scaled_reads.find(max_->source.get());
+    const bool max_of_scaled = max_scaled != bindings.scaled_reads.end();
     if (max_ != nullptr) {
-      out.line("if (valid) block_max[h] = fmaxf(block_max[h], " + read_of(max_->source, bindings) + ");");
+      const std::string value = max_of_scaled ? max_scaled->second.base : read_of(max_->source, bindings);
+      out.line("if (valid) block_max[h] = fmaxf(block_max[h], " + value + ");");
     }
     out.close();
     if (max_ != nullptr) {
@@ -562,6 +575,10 @@ class B2BEmitter {
       out.line("float m = block_max[h];");
       out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));");
       out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));");
+      if (max_of_scaled) {
+        out.line("m *= " + float_literal(max_scaled->second.factor) +
+                 ";  // the max of the scaled values (rounding keeps order)");
+      }
       out.line("const float next = fmaxf(run_max[h], m);");
       out.line("scale[h] = run_max[h] == neg_inf() ? 0.0f : __expf(run_max[h] - next);");
       out.line("run_max[h] = next;");

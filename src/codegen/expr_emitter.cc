@@ -63,8 +63,16 @@ class Emitter {
     if (argument.kind() == ExprKind::kBinary && argument.dtype() == DType::f32) {
       const auto* sub = argument.as<te::BinaryNode>();
       if (sub->op == te::BinaryOp::kSub) {
-        return "exp2_approx(fmaf(" + emit(sub->a) + ", " + log2e + ", -(" + emit(sub->b) + ") * " + log2e +
-               "))";
+        // A scaled view takes its factor in the FFMA's constant: exp(c·x - b) = 2^(x·(c·log2 e) - b·log2 e).
+        std::string a = emit(sub->a), a_log2e = log2e;
+        if (sub->a.kind() == ExprKind::kRead) {
+          const auto it = bindings_.scaled_reads.find(sub->a.as<te::ReadNode>()->tensor.get());
+          if (it != bindings_.scaled_reads.end()) {
+            a = it->second.base;
+            a_log2e = float_literal(it->second.factor * 1.4426950408889634);
+          }
+        }
+        return "exp2_approx(fmaf(" + a + ", " + a_log2e + ", -(" + emit(sub->b) + ") * " + log2e + "))";
       }
     }
     return "exp2_approx(" + emit(argument) + " * " + log2e + ")";
@@ -180,6 +188,55 @@ std::string float_literal(double value) {
 
 std::string emit_expr(const te::Expr& e, const ExprBindings& bindings) {
   return Emitter(bindings).emit(e);
+}
+
+std::optional<ScaledValue> emit_scaled(const te::Expr& e, const ExprBindings& bindings) {
+  if (e.dtype() != DType::f32) return std::nullopt;
+  const auto positive_constant = [](const te::Expr& c) -> std::optional<double> {
+    if (c.kind() != ExprKind::kFloatImm) return std::nullopt;
+    const double value = c.as<te::FloatImmNode>()->value;
+    const float f = static_cast<float>(value);
+    if (!(f > 0.0f) || std::isinf(f)) return std::nullopt;
+    return static_cast<double>(f);
+  };
+  switch (e.kind()) {
+    case ExprKind::kRead: {
+      const auto it = bindings.scaled_reads.find(e.as<te::ReadNode>()->tensor.get());
+      if (it == bindings.scaled_reads.end()) return std::nullopt;
+      return it->second;
+    }
+    case ExprKind::kBinary: {
+      const auto* n = e.as<te::BinaryNode>();
+      if (n->op != te::BinaryOp::kMul || n->a.dtype() != DType::f32 || n->b.dtype() != DType::f32)
+        return std::nullopt;
+      if (const auto c = positive_constant(n->b)) return ScaledValue{emit_expr(n->a, bindings), *c};
+      if (const auto c = positive_constant(n->a)) return ScaledValue{emit_expr(n->b, bindings), *c};
+      return std::nullopt;
+    }
+    case ExprKind::kSelect: {
+      // select(cond, c·x, k) = c · select(cond, x, k) for k in {0, ±inf}.
+      const auto* n = e.as<te::SelectNode>();
+      const auto fixed = [](const te::Expr& k) {
+        if (k.kind() != ExprKind::kFloatImm) return false;
+        const float f = static_cast<float>(k.as<te::FloatImmNode>()->value);
+        return f == 0.0f || std::isinf(f);
+      };
+      const std::string cond = emit_expr(n->cond, bindings);
+      if (fixed(n->if_false)) {
+        if (const auto v = emit_scaled(n->if_true, bindings))
+          return ScaledValue{"(" + cond + " ? " + v->base + " : " + emit_expr(n->if_false, bindings) + ")",
+                             v->factor};
+      }
+      if (fixed(n->if_true)) {
+        if (const auto v = emit_scaled(n->if_false, bindings))
+          return ScaledValue{"(" + cond + " ? " + emit_expr(n->if_true, bindings) + " : " + v->base + ")",
+                             v->factor};
+      }
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 std::string memory_element_type(te::DType dtype) {

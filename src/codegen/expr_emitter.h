@@ -4,11 +4,19 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "te/expr.h"
 
 namespace comfuse::codegen {
+
+/// A float value kept as `base` times a positive constant `factor` (a scaled view): max, exp(x - max) and the
+/// like can take the factor once instead of once an element.
+struct ScaledValue {
+  std::string base;  ///< C expression of type float
+  double factor = 1; ///< > 0, finite
+};
 
 /// What names stand for at the point of emission.
 struct ExprBindings {
@@ -18,6 +26,9 @@ struct ExprBindings {
   std::map<const te::VarNode*, std::string> vars;
   /// Reductions already combined elsewhere: their value as a C expression of type float.
   std::map<const te::ReduceNode*, std::string> reductions;
+  /// Reads that are also bound as a scaled view (their entry in `reads` is the product): an approximate
+  /// exp(read - b) folds the factor into its FFMA.
+  std::map<const te::TensorNode*, ScaledValue> scaled_reads;
   /// exp as the hardware's approximate exponential (ex2.approx of x·log2 e, a few ulp, what Triton lowers exp
   /// to; exp(a - b) takes one FFMA before it), for values that are rounded to 16 bits before they are used.
   /// The kernel defines `float exp2_approx(float)`.
@@ -27,6 +38,12 @@ struct ExprBindings {
 /// The C expression for `e`. Throws InternalError for a read, variable or reduction with no binding: the
 /// planner guarantees every one is bound.
 std::string emit_expr(const te::Expr& e, const ExprBindings& bindings);
+
+/// `e` as a scaled view when it is one in f32: a positive constant times a value, a scaled read, or a
+/// select between a scaled view and 0 or ±inf (which every positive factor leaves as they are). Otherwise
+/// nullopt. base · factor, one f32 multiply, is exactly the value of `e`; and since f32 rounding is
+/// monotonic, the max of such products is the factor times the max of the bases.
+std::optional<ScaledValue> emit_scaled(const te::Expr& e, const ExprBindings& bindings);
 
 /// A float literal that reads back as exactly `value` (f32), including infinities and NaN.
 std::string float_literal(double value);

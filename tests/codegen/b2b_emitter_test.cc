@@ -155,6 +155,18 @@ TEST(B2BEmitter, FullChunksFoldTheColumnChecks) {
   expect_compiles_without_spills(source, "attention L=256");
 }
 
+TEST(B2BEmitter, TheSoftmaxScaleIsTakenOnceARowAndInTheExpFFMA) {
+  // S_scaled = S / sqrt(64) and its causal mask keep S: the block max is of S, times 1/8 once a row, and
+  // exp(S_masked - max) is 2^(S·(log2 e / 8) - max·log2 e).
+  const KernelSource source = emit("attention", {{"BH", 2}, {"L", 256}, {"D", 64}, {"CAUSAL", 1}});
+  EXPECT_NE(source.source.find("a_S_scaled[i] = acc1[i];  // times (0.125f)"), std::string::npos);
+  EXPECT_NE(source.source.find("m *= (0.125f);"), std::string::npos);
+  EXPECT_NE(source.source.find("exp2_approx(fmaf(a_S_masked[i], (0.180336878f), -(safe_max[h])"),
+            std::string::npos);
+  EXPECT_EQ(source.source.find("acc1[i] * (0.125f)"), std::string::npos);
+  expect_compiles_without_spills(source, "causal attention L=256");
+}
+
 TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
   const KernelSource causal = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 1}});
   EXPECT_NE(causal.source.find("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (0)) / BN1 + 1);"),

@@ -138,6 +138,38 @@ TEST(ExprEmitter, ApproximateExpOnlyWhereAsked) {
   EXPECT_EQ(s.c(te::sigmoid(s.a)), "sigmoid_f32(a)");
 }
 
+TEST(ExprEmitter, ScaledViewsOfPositiveConstants) {
+  Scope s;
+  const Expr eighth = te::constant(DType::f32, 0.125);
+  const Expr neg_inf = te::constant(DType::f32, -std::numeric_limits<double>::infinity());
+  // c·x and x·c, and a select with ±inf or 0 on the other side, keep x and take c once.
+  const auto scaled = [&](const Expr& e) { return emit_scaled(e, s.bindings); };
+  ASSERT_TRUE(scaled(s.a * eighth).has_value());
+  EXPECT_EQ(scaled(s.a * eighth)->base, "a");
+  EXPECT_EQ(scaled(s.a * eighth)->factor, 0.125);
+  EXPECT_EQ(scaled(eighth * s.a)->base, "a");
+  const auto masked = scaled(te::select(s.j <= s.i, s.a * eighth, neg_inf));
+  ASSERT_TRUE(masked.has_value());
+  EXPECT_EQ(masked->base, "((j <= i) ? a : __int_as_float(0xff800000))");
+  EXPECT_EQ(masked->factor, 0.125);
+  EXPECT_EQ(scaled(te::select(s.j <= s.i, te::constant(DType::f32, 0.0), s.a * eighth))->base,
+            "((j <= i) ? (0.0f) : a)");
+  // Not scaled views: a negative or infinite factor, a sum, a select with another value, a 16-bit value.
+  EXPECT_FALSE(scaled(s.a * te::constant(DType::f32, -0.125)).has_value());
+  EXPECT_FALSE(scaled(s.a * te::constant(DType::f32, std::numeric_limits<double>::infinity())).has_value());
+  EXPECT_FALSE(scaled(s.a * s.b).has_value());
+  EXPECT_FALSE(scaled(s.a + eighth).has_value());
+  EXPECT_FALSE(scaled(te::select(s.j <= s.i, s.a * eighth, te::constant(DType::f32, 1.0))).has_value());
+  EXPECT_FALSE(scaled(s.h * te::constant(DType::bf16, 0.125)).has_value());
+  EXPECT_FALSE(scaled(s.b).has_value());
+  // A read bound as a scaled view is one; an approximate exp of it minus b takes the factor in its FFMA.
+  s.bindings.scaled_reads[s.tb.get()] = ScaledValue{"b0", 0.5};
+  EXPECT_EQ(scaled(s.b)->base, "b0");
+  s.bindings.approximate_exp = true;
+  EXPECT_EQ(s.c(te::exp(s.b - s.a)), "exp2_approx(fmaf(b0, (0.721347511f), -(a) * (1.44269502f)))");
+  EXPECT_EQ(s.c(te::exp(s.a - s.b)), "exp2_approx(fmaf(a, (1.44269502f), -(b) * (1.44269502f)))");
+}
+
 TEST(ExprEmitter, Powers) {
   const Scope s;
   EXPECT_EQ(s.c(te::pow(s.a, 3)), "powi_f32(a, 3)");
