@@ -18,9 +18,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
     "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
-    "                    [--overlap | --pingpong] -o DIR   (back-to-back workloads: the fused kernel, GEMM1 "
-    "→\n"
-    "                    tiles → GEMM2 in one)\n";
+    "                    [--overlap | --pingpong] [--persistent] -o DIR\n"
+    "                    (back-to-back workloads: the fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -33,7 +32,11 @@ std::string read_file(const std::string& path) {
 // The launch configuration, each entry point's resources and the files written.
 void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files, std::ostream& out) {
   out << "launch grid " << kernel.launch.grid_x
-      << (kernel.launch.persistent ? " tiles (persistent: one CTA per SM at most)" : "") << " block "
+      << (kernel.launch.persistent
+              ? " tiles (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
+                    (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most)"
+              : std::string())
+      << " block "
       << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared "
       << kernel.launch.shared_bytes << " bytes\n";
   for (const auto& [name, usage] : files.compiled.kernels) {
@@ -62,6 +65,8 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       b2b.overlap = true;
     } else if (arg == "--pingpong") {
       b2b.pingpong = true;
+    } else if (arg == "--persistent") {
+      b2b.persistent = true;
     } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
       int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {
@@ -92,7 +97,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (fused_b2b && !schedule_file.empty()) {
     err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
-           "--bm, --bn1, --stages, --overlap and --pingpong\n";
+           "--bm, --bn1, --stages, --overlap, --pingpong and --persistent\n";
     return 2;
   }
   try {

@@ -131,7 +131,9 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
   }
   runtime::LaunchConfig config;
   const int grid =
-      source_.launch.persistent ? std::min(source_.launch.grid_x, multiprocessors_) : source_.launch.grid_x;
+      source_.launch.persistent
+          ? std::min(source_.launch.grid_x, source_.launch.ctas_per_multiprocessor * multiprocessors_)
+          : source_.launch.grid_x;
   config.grid = {static_cast<unsigned>(grid), 1, 1};
   config.block = {static_cast<unsigned>(source_.launch.block_x), 1, 1};
   config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};

@@ -25,10 +25,10 @@ bool overlap_spills(const B2BPlan& plan, const B2BSchedule& s) {
 }  // namespace
 
 std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& s) {
-  const std::int64_t x = k_blocks(plan) * s.bm * 64 * 2;
+  const std::int64_t x = (s.persistent ? 2 : 1) * k_blocks(plan) * s.bm * 64 * 2;
   const std::int64_t ring = static_cast<std::int64_t>(s.stages) * s.bn1 * 64 * 2;
   const std::int64_t w2 = 2 * plan.second.n * s.bn1 * 2;
-  const std::int64_t barriers = 8 * (2 * s.stages + 5);
+  const std::int64_t barriers = 8 * (2 * s.stages + (s.persistent ? 8 : 5));
   return 1024 + x + ring + w2 + barriers;
 }
 
@@ -79,13 +79,15 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
-  for (int bm : {64, 128}) {
-    for (int bn1 : {64, 128}) {
-      for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-        for (const auto& [overlap, pingpong] :
-             {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-          const B2BSchedule s{stages, overlap, bm, bn1, pingpong};
-          if (!illegality(plan, s)) space.push_back(s);
+  for (bool persistent : {false, true}) {
+    for (int bm : {64, 128}) {
+      for (int bn1 : {64, 128}) {
+        for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
+          for (const auto& [overlap, pingpong] :
+               {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
+            const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent};
+            if (!illegality(plan, s)) space.push_back(s);
+          }
         }
       }
     }
@@ -94,8 +96,10 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
 }
 
 nlohmann::json to_json(const B2BSchedule& s) {
-  return nlohmann::json{{"kernel", "b2b"},    {"bm", s.bm},           {"bn1", s.bn1},
-                        {"stages", s.stages}, {"overlap", s.overlap}, {"pingpong", s.pingpong}};
+  return nlohmann::json{{"kernel", "b2b"},         {"bm", s.bm},
+                        {"bn1", s.bn1},            {"stages", s.stages},
+                        {"overlap", s.overlap},    {"pingpong", s.pingpong},
+                        {"persistent", s.persistent}};
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -107,7 +111,7 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
     throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
     if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1" &&
-        key != "pingpong") {
+        key != "pingpong" && key != "persistent") {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
@@ -126,9 +130,11 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!json.contains("overlap")) throw CompileError(path + ": missing field 'overlap'");
   if (!json["overlap"].is_boolean()) throw CompileError(path + ".overlap: expected true or false");
   s.overlap = json["overlap"].get<bool>();
-  if (json.contains("pingpong")) {
-    if (!json["pingpong"].is_boolean()) throw CompileError(path + ".pingpong: expected true or false");
-    s.pingpong = json["pingpong"].get<bool>();
+  for (const auto& [field, knob] : {std::pair<const char*, bool*>{"pingpong", &s.pingpong},
+                                     {"persistent", &s.persistent}}) {
+    if (!json.contains(field)) continue;
+    if (!json[field].is_boolean()) throw CompileError(path + "." + field + ": expected true or false");
+    *knob = json[field].get<bool>();
   }
   return s;
 }
@@ -136,7 +142,7 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
 std::string to_string(const B2BSchedule& s) {
   return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
          " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") +
-         (s.pingpong ? " pingpong" : "");
+         (s.pingpong ? " pingpong" : "") + (s.persistent ? " persistent" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -21,11 +21,14 @@ struct B2BSchedule {
   // The two consumer warpgroups take turns on the tensor cores (bm=128, without overlap): one's tiles between
   // run while the other's GEMMs do; a turn issues GEMM2 of the last chunk and GEMM1 of the next.
   bool pingpong = false;
+  // CTAs that stay resident and walk row blocks (one or two an SM): the next block's X and first W1 boxes
+  // load, and the two-deep X buffer lets them, while this block computes and stores.
+  bool persistent = false;
   bool operator==(const B2BSchedule&) const = default;
 };
 
-/// Shared memory the kernel asks for: X's row block, the W1 ring, W2's two chunk buffers, the barriers and
-/// the 1024-byte alignment slack.
+/// Shared memory the kernel asks for: X's row block (two when persistent), the W1 ring, W2's two chunk
+/// buffers, the barriers and the 1024-byte alignment slack.
 std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Throws CompileError naming the knob when `schedule` cannot run `plan`: bm or bn1 not 64 or 128, bm=64
@@ -35,13 +38,13 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 /// GEMM1 completes), or more shared memory than a CTA has.
 void check_legal(const B2BPlan& plan, const B2BSchedule& schedule);
 
-/// Every legal schedule of `plan`, in canonical order (bm, bn1, stages, then one chunk at a time, overlapped,
-/// ping-pong).
+/// Every legal schedule of `plan`, in canonical order (persistent, bm, bn1, stages, then one chunk at a time,
+/// overlapped, ping-pong).
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan);
 
-/// {"kernel": "b2b", "bm": …, "bn1": …, "overlap": …, "pingpong": …, "stages": …}: the "kernel" field tells
-/// it from a fused-GEMM schedule. bm, bn1 and pingpong may be absent (records older than the knobs): 128, 64
-/// and false.
+/// {"kernel": "b2b", "bm": …, "bn1": …, "overlap": …, "persistent": …, "pingpong": …, "stages": …}: the
+/// "kernel" field tells it from a fused-GEMM schedule. bm, bn1, persistent and pingpong may be absent (records
+/// older than the knobs): 128, 64, false and false.
 nlohmann::json to_json(const B2BSchedule& schedule);
 /// Whether `json` is the JSON of a B2BSchedule (its "kernel" field says so).
 bool is_b2b_schedule_json(const nlohmann::json& json);

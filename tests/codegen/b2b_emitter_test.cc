@@ -18,6 +18,12 @@ KernelSource emit(const std::string& workload, const te::Shape& shape, int stage
                          B2BSchedule{stages, overlap}, kKey);
 }
 
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 void expect_compiles_without_spills(const KernelSource& source, const std::string& what) {
   runtime::CompileOptions options;
   options.program_name = source.name + ".cu";
@@ -179,6 +185,44 @@ TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
   const KernelSource full = emit("attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}});
   EXPECT_NE(full.source.find("const int chunks = CHUNKS;"), std::string::npos);
   EXPECT_NE(full.source.find("const int m0 = (blockIdx.x % M_BLOCKS) * BM;"), std::string::npos);
+}
+
+TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
+           {"attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}}},
+           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
+    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
+    for (const B2BSchedule& schedule : {B2BSchedule{3, false, 128, 64, true, true},
+                                        B2BSchedule{3, true, 64, 64, false, true},
+                                        B2BSchedule{3, false, 128, 128, false, true}}) {
+      const std::string what = workload + " " + schedule::to_string(schedule);
+      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
+      const std::string& text = source.source;
+      // grid_x counts the row blocks; the launch keeps as many CTAs as fit the SMs.
+      EXPECT_TRUE(source.launch.persistent) << what;
+      const std::int64_t rows = workload == "mlp_relu" ? 300 : 2 * ((300 + schedule.bm - 1) / schedule.bm);
+      EXPECT_EQ(source.launch.grid_x, workload == "mlp_relu" ? (rows + schedule.bm - 1) / schedule.bm : rows)
+          << what;
+      EXPECT_EQ(source.launch.ctas_per_multiprocessor, schedule.bm == 64 ? 2 : 1) << what;
+      // Producer and consumers walk the same blocks; X has two buffers, the ring and W2 run on across blocks.
+      EXPECT_EQ(count(text, "for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)"), 2)
+          << what;
+      EXPECT_NE(text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);"), std::string::npos);
+      EXPECT_NE(text.find("mbar_wait(&full_x[round & 1], (round >> 1) & 1);"), std::string::npos);
+      EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"), std::string::npos);
+      EXPECT_NE(text.find("const int it = (q + c) * K_BLOCKS + kb;"), std::string::npos) << what;
+      EXPECT_EQ(count(text, "q += chunks;"), 2) << what;
+      if (schedule.pingpong) {
+        // The turns run on across blocks: consumer 1's last turn of a block hands over the next block's first.
+        EXPECT_EQ(count(text, "if (consumer == 1) turn_pass(0);"), 1) << what;
+        EXPECT_NE(text.find("if (consumer == 0 || block + (int)gridDim.x < BLOCKS) turn_pass(consumer ^ 1);"),
+                  std::string::npos)
+            << what;
+      }
+      expect_compiles_without_spills(source, what);
+    }
+  }
 }
 
 TEST(B2BEmitter, RefusalIsTheEmittersErrorWithoutEmitting) {

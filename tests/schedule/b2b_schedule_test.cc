@@ -16,15 +16,17 @@ B2BPlan plan_of(const std::string& workload, const te::Shape& shape) {
 TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 256}, {"K", 128}, {"N", 256}, {"O", 64}});
   const std::vector<B2BSchedule> space = b2b_schedule_space(mlp);
-  // bm x bn1 x stages 2..6 x (one chunk at a time, overlap), and ping-pong at bm=128.
-  ASSERT_EQ(space.size(), 50u);
+  // (one grid, persistent) x bm x bn1 x stages 2..6 x (one chunk at a time, overlap), and ping-pong at
+  // bm=128.
+  ASSERT_EQ(space.size(), 100u);
   EXPECT_EQ(space.front(), (B2BSchedule{2, false, 64, 64}));
-  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true}));
+  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true, true}));
   for (const B2BSchedule& s : space) EXPECT_NO_THROW(check_legal(mlp, s)) << to_string(s);
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
-  EXPECT_EQ(b2b_schedule_space(wide).size(), 30u);
+  // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules no longer fit.
+  EXPECT_EQ(b2b_schedule_space(wide).size(), 54u);
   // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
   // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
   const B2BPlan tall = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 256}});
@@ -33,7 +35,8 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
     EXPECT_EQ(s.bm, 128) << to_string(s);
     EXPECT_LE(b2b_shared_bytes(tall, s), 227 * 1024) << to_string(s);
   }
-  EXPECT_EQ(tall_space.size(), 9u);  // bn1=64, stages 4..6, the three ways of running chunks
+  // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4.
+  EXPECT_EQ(tall_space.size(), 12u);
 }
 
 TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
@@ -43,12 +46,15 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
     EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(json.dump())), s);
   }
   EXPECT_EQ(to_json(B2BSchedule{}).dump(),
-            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"pingpong":false,"stages":4})");
+            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"persistent":false,"pingpong":false,"stages":4})");
+  const B2BSchedule persistent{4, true, 64, 128, false, true};
+  EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(persistent).dump())), persistent);
+  EXPECT_EQ(to_string(persistent), "b2b bm=64 bn1=128 stages=4 overlap persistent");
   EXPECT_EQ(to_string(B2BSchedule{2, false, 128, 128, true}), "b2b bm=128 bn1=128 stages=2 pingpong");
   const B2BSchedule pingpong{5, false, 128, 64, true};
   EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(pingpong).dump())), pingpong);
   EXPECT_EQ(to_string(B2BSchedule{3, true, 64, 128}), "b2b bm=64 bn1=128 stages=3 overlap");
-  // Records older than the tile knobs were measured at bm=128, bn1=64.
+  // Records older than the tile knobs were measured at bm=128, bn1=64, one CTA a row block.
   EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(R"({"kernel":"b2b","overlap":true,"stages":3})")),
             (B2BSchedule{3, true, 128, 64}));
   nlohmann::json j = to_json(B2BSchedule{});
@@ -61,6 +67,9 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
   j = to_json(B2BSchedule{});
   j["overlap"] = 1;
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule.overlap: expected true or false");
+  j = to_json(B2BSchedule{});
+  j["persistent"] = "yes";
+  EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule.persistent: expected true or false");
   j = to_json(B2BSchedule{});
   j.erase("stages");
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule: missing field 'stages'");

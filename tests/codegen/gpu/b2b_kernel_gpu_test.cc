@@ -54,15 +54,17 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
     const te::Program program = build(c);
     const schedule::B2BPlan plan = schedule::plan_b2b(program);
     std::vector<B2BSchedule> schedules;
-    for (const auto& [bm, bn1] :
-         std::vector<std::pair<int, int>>{{128, 64}, {64, 64}, {64, 128}, {128, 128}}) {
-      for (const auto& [overlap, pingpong] :
-           std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}}) {
-        const B2BSchedule schedule{c.stages, overlap, bm, bn1, pingpong};
-        try {
-          schedule::check_legal(plan, schedule);
-          schedules.push_back(schedule);
-        } catch (const CompileError&) {  // e.g. bm=64 at O=256, or ping-pong at bm=64: not a schedule here
+    for (const bool persistent : {false, true}) {
+      for (const auto& [bm, bn1] :
+           std::vector<std::pair<int, int>>{{128, 64}, {64, 64}, {64, 128}, {128, 128}}) {
+        for (const auto& [overlap, pingpong] :
+             std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}}) {
+          const B2BSchedule schedule{c.stages, overlap, bm, bn1, pingpong, persistent};
+          try {
+            schedule::check_legal(plan, schedule);
+            schedules.push_back(schedule);
+          } catch (const CompileError&) {  // e.g. bm=64 at O=256, ping-pong at bm=64, two X blocks at K=256
+          }
         }
       }
     }
@@ -88,7 +90,8 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
       EXPECT_LE(cmp.rel_error, 1e-2);
     }
   }
-  EXPECT_GE(checked, 70);  // every case at least at bm=128 and bn1=64, three ways, and most at the others
+  // Every case at least at bm=128 and bn1=64, three ways, most at the others, both grids.
+  EXPECT_GE(checked, 140);
 }
 
 }  // namespace
