@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/b2b_support.h"
 #include "codegen/kernel_source.h"
 #include "schedule/b2b_plan.h"
 #include "schedule/b2b_schedule.h"
@@ -18,13 +19,7 @@ using schedule::B2BSchedule;  // schedule/b2b_schedule.h: the knobs, their legal
 /// Emits the fused kernel of `plan`. Its parameters are TMA descriptors of X (box [128, 64]), W1 ([64, 64])
 /// and W2 ([O, 64] when laid out [O, N]; [64, 64] boxes when laid out [N, O], like attention's V), batched
 /// operands through their 2-D views, and the outputs; it runs on FusedKernel like the single-GEMM kernels.
-/// Throws CompileError naming what is not supported: more than one batch axis, W1 not laid out [N, K], O
-/// above 256 or not a multiple of 8 (of 64 for [N, O]), K above 256 or not a multiple of 8, more than one
-/// running max, tiles between that read inputs.
-/// Why the fused back-to-back kernel cannot be generated for `program` (the planner's or the generator's
-/// refusal, as emit_b2b_kernel would throw it), or nullopt when it can. Emits nothing.
-std::optional<std::string> b2b_kernel_refusal(const te::Program& program);
-
+/// Throws CompileError for what the kernel does not take (codegen/b2b_support.h) or an illegal schedule.
 KernelSource emit_b2b_kernel(const schedule::B2BPlan& plan, const B2BSchedule& schedule,
                              const std::string& workload_key);
 

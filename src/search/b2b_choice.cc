@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "codegen/b2b_emitter.h"
+#include "codegen/b2b_support.h"
 #include "schedule/b2b_plan.h"
 #include "support/error.h"
 
