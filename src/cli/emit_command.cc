@@ -18,7 +18,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
     "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
-    "                    [--overlap | --pingpong] [--persistent] -o DIR\n"
+    "                    [--overlap | --pingpong] [--persistent]\n"
+    "                    [--operand registers|shared] -o DIR\n"
     "                    (back-to-back workloads: the fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
@@ -67,6 +68,13 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       b2b.pingpong = true;
     } else if (arg == "--persistent") {
       b2b.persistent = true;
+    } else if (arg == "--operand" && has_value) {
+      const std::string where = args[++i];
+      if (where != "registers" && where != "shared") {
+        err << "comfuse emit: --operand takes registers or shared, not '" << where << "'\n";
+        return 2;
+      }
+      b2b.operand_in_shared = where == "shared";
     } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
       int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {
@@ -97,7 +105,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (fused_b2b && !schedule_file.empty()) {
     err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
-           "--bm, --bn1, --stages, --overlap, --pingpong and --persistent\n";
+           "--bm, --bn1, --stages, --overlap, --pingpong, --persistent and --operand\n";
     return 2;
   }
   try {

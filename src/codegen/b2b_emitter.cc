@@ -132,7 +132,16 @@ class B2BEmitter {
     pack_function(out);
     if (!second.b_k_major) mn_major_descriptor(out);
     emit_wgmma_ss(out, "wgmma_first", s_.bn1, first.a.dtype());
-    emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
+    if (s_.operand_in_shared) {
+      emit_wgmma_ss(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
+      out.line("// GEMM2's operand in shared memory: generic-proxy stores made visible to the tensor cores, then");
+      out.line("// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
+      out.line(
+          "__device__ __forceinline__ void operand_ready(int consumer) { asm volatile(\"fence.proxy.async."
+          "shared::cta;\\nbar.sync %0, 128;\" :: \"r\"(4 + consumer) : \"memory\"); }");
+    } else {
+      emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
+    }
     if (s_.pingpong) {
       out.line("// Turns of the two consumer warpgroups: named barriers 2 and 3, 256 threads each.");
       out.line(
@@ -200,7 +209,13 @@ class B2BEmitter {
     }
     out.line(
         "u16* sw2 = ring + STAGES * BN1 * BK;         // [2][BN1 / 64][O x 64]: W2's part for one chunk");
-    out.line("u64* full_a = (u64*)(sw2 + 2 * O * BN1);");
+    if (s_.operand_in_shared) {
+      out.line("u16* sop = sw2 + 2 * O * BN1;  // [" + std::string(s_.overlap ? "2" : "1") +
+               "][BN1 / 64][BM][64]: GEMM2's operand, laid out like X");
+      out.line("u64* full_a = (u64*)(sop + " + std::string(s_.overlap ? "2 * " : "") + "BN1 * BM);");
+    } else {
+      out.line("u64* full_a = (u64*)(sw2 + 2 * O * BN1);");
+    }
     out.line("u64* empty_a = full_a + STAGES;");
     out.line("u64* full_b = empty_a + STAGES;");
     out.line("u64* empty_b = full_b + 2;");
@@ -376,7 +391,7 @@ class B2BEmitter {
     } else {
       out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
-      out.line("u32 hfrag[BN1 / 16][4];");
+      if (!s_.operand_in_shared) out.line("u32 hfrag[BN1 / 16][4];");
       gemm1_then_tiles(out, "acc1", "hfrag", "c");
       gemm2_alone(out, "hfrag", "c");
       out.close();
@@ -398,7 +413,7 @@ class B2BEmitter {
   // when my 128 threads and the other's 128 pass. The last turn of consumer 1 passes nothing: no one waits.
   void pingpong_chunks(CodeStream& out) const {
     out.line("float acc1[BN1 / 2];");
-    out.line("u32 hfrag[BN1 / 16][4];");
+    if (!s_.operand_in_shared) out.line("u32 hfrag[BN1 / 16][4];");
     if (!s_.persistent) out.line("if (consumer == 1) turn_pass(0);");
     out.open("");
     out.line("const int c = 0;");
@@ -443,7 +458,7 @@ class B2BEmitter {
   // issue and wait depend on a condition (ptxas then keeps the wgmma groups in flight).
   void overlapped_chunks(CodeStream& out) const {
     out.line("float acc1_a[BN1 / 2], acc1_b[BN1 / 2];");
-    out.line("u32 hfrag_a[BN1 / 16][4], hfrag_b[BN1 / 16][4];");
+    if (!s_.operand_in_shared) out.line("u32 hfrag_a[BN1 / 16][4], hfrag_b[BN1 / 16][4];");
     out.line("// Chunk 0's GEMM1 and tiles between before the loop.");
     out.open("");
     out.line("const int c = 0;");
@@ -624,11 +639,35 @@ class B2BEmitter {
     out.line("// The accumulator layout of columns 16s..16s+15 is the A fragment of GEMM2's k16 step s.");
     out.line("#pragma unroll");
     out.open("for (int s = 0; s < BN1 / 16; ++s)");
+    if (s_.operand_in_shared) {
+      store_operand(out, hfrag);
+      return;
+    }
     out.line(hfrag + "[s][0] = pack_pair(hval[8 * s + 0], hval[8 * s + 1]);");
     out.line(hfrag + "[s][1] = pack_pair(hval[8 * s + 2], hval[8 * s + 3]);");
     out.line(hfrag + "[s][2] = pack_pair(hval[8 * s + 4], hval[8 * s + 5]);");
     out.line(hfrag + "[s][3] = pack_pair(hval[8 * s + 6], hval[8 * s + 7]);");
     out.close();
+  }
+
+  // The operand buffer (0 or 1) that stands in for the register operand `hfrag` when it lives in shared memory.
+  static std::string operand_buffer(const std::string& hfrag) {
+    return hfrag.size() > 2 && hfrag.substr(hfrag.size() - 2) == "_b" ? "1" : "0";
+  }
+
+  // Inside the k16-step loop of tiles_between: the four packed pairs of step s into the operand buffer, at the
+  // places of the register fragment (rows r and r + 8, columns 16s + 2(lane % 4) and + 8) in X's swizzled
+  // layout: a 128-byte row of 64 columns, its 16-byte pieces XORed with row % 8 (no bank conflicts).
+  void store_operand(CodeStream& out, const std::string& hfrag) const {
+    out.line("u16* box = sop + " + operand_buffer(hfrag) + " * BN1 * BM + (s / 4) * BM * 64;");
+    out.line("#pragma unroll");
+    out.open("for (int p = 0; p < 4; ++p)");
+    out.line("const int row = local_row0 + 8 * (p & 1), col = (s % 4) * 16 + 8 * (p >> 1) + 2 * (lane & 3);");
+    out.line("const int piece = (col / 8) ^ (row % 8);");
+    out.line("*(u32*)(box + row * 64 + piece * 8 + col % 8) = pack_pair(hval[8 * s + 2 * p], hval[8 * s + 2 * p + 1]);");
+    out.close();
+    out.close();
+    out.line("operand_ready(consumer);");
   }
 
   std::string read_of(const te::Tensor& t, const ExprBindings& bindings) const {
@@ -653,7 +692,13 @@ class B2BEmitter {
       out.line("const u64 desc_b = smem_descriptor_mn_sw128(" + box +
                " + (s % 4) * 16 * 64);  // rows 16s..16s+15");
     }
-    out.line("wgmma_second(acc2, " + hfrag + "[s], desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
+    if (s_.operand_in_shared) {
+      out.line("const u64 desc_a = smem_descriptor_sw128(sop + " + operand_buffer(hfrag) +
+               " * BN1 * BM + (s / 4) * BM * 64 + a_row0 * 64 + (s % 4) * 16);");
+      out.line("wgmma_second(acc2, desc_a, desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
+    } else {
+      out.line("wgmma_second(acc2, " + hfrag + "[s], desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
+    }
     out.close();
     out.line("wgmma_commit();");
   }

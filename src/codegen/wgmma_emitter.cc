@@ -23,7 +23,7 @@ std::string accumulator_operands(int regs) {
 
 }  // namespace
 
-void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType operand) {
+void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType operand, bool b_n_major) {
   const int regs = n / 2;
   const std::string type = type_of(operand);
   out.line("// One m64n" + std::to_string(n) +
@@ -34,7 +34,7 @@ void emit_wgmma_ss(CodeStream& out, const std::string& name, int n, te::DType op
   out.line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) + ", 0;\\n\"");
   out.line("    \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
            " {" + accumulator_list(regs) + "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) +
-           ", p, 1, 1, 0, 0;\\n}\\n\"");
+           ", p, 1, 1, 0, " + (b_n_major ? "1" : "0") + ";\\n}\\n\"");
   out.line("    : " + accumulator_operands(regs));
   out.line("    : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));");
   out.close();

@@ -16,10 +16,10 @@ std::int64_t k_blocks(const B2BPlan& plan) {
   return (plan.first.k + 63) / 64;
 }
 
-// Measured with ptxas (sm_90a, both bm): attention at D=128 spills 32-36 bytes a thread; D=64 and the MLPs at
-// O=128 do not.
+// Measured with ptxas (sm_90a, both bm): attention at D=128 spills 32-36 bytes a thread with the operand in
+// registers; D=64, the MLPs at O=128, and D=128 with the operand in shared memory do not.
 bool overlap_spills(const B2BPlan& plan, const B2BSchedule& s) {
-  return s.overlap && s.bn1 == 128 && plan.online() && plan.second.n > 64;
+  return s.overlap && s.bn1 == 128 && plan.online() && plan.second.n > 64 && !s.operand_in_shared;
 }
 
 }  // namespace
@@ -29,7 +29,8 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& s) {
   const std::int64_t ring = static_cast<std::int64_t>(s.stages) * s.bn1 * 64 * 2;
   const std::int64_t w2 = 2 * plan.second.n * s.bn1 * 2;
   const std::int64_t barriers = 8 * (2 * s.stages + (s.persistent ? 8 : 5));
-  return 1024 + x + ring + w2 + barriers;
+  const std::int64_t operand = s.operand_in_shared ? (s.overlap ? 2 : 1) * s.bm * s.bn1 * 2 : 0;
+  return 1024 + x + ring + w2 + operand + barriers;
 }
 
 namespace {
@@ -50,7 +51,8 @@ std::optional<std::string> illegality(const B2BPlan& plan, const B2BSchedule& s)
         "overlap)");
   }
   if (overlap_spills(plan, s)) {
-    return "overlap with bn1=128 and the online softmax at O=" + std::to_string(plan.second.n) +
+    return "overlap with bn1=128, the operand in registers and the online softmax at O=" +
+           std::to_string(plan.second.n) +
            ": two 128-column chunks in flight, the statistics and GEMM2's accumulator spill registers";
   }
   if (s.stages < kMinStages || s.stages > kMaxStages) {
@@ -79,18 +81,20 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
+  for (bool operand_in_shared : {false, true}) {
   for (bool persistent : {false, true}) {
     for (int bm : {64, 128}) {
       for (int bn1 : {64, 128}) {
         for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
           for (const auto& [overlap, pingpong] :
                {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-            const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent};
+            const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared};
             if (!illegality(plan, s)) space.push_back(s);
           }
         }
       }
     }
+  }
   }
   return space;
 }
@@ -99,7 +103,8 @@ nlohmann::json to_json(const B2BSchedule& s) {
   return nlohmann::json{{"kernel", "b2b"},         {"bm", s.bm},
                         {"bn1", s.bn1},            {"stages", s.stages},
                         {"overlap", s.overlap},    {"pingpong", s.pingpong},
-                        {"persistent", s.persistent}};
+                        {"persistent", s.persistent},
+                        {"operand", s.operand_in_shared ? "shared" : "registers"}};
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -111,7 +116,7 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
     throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
     if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1" &&
-        key != "pingpong" && key != "persistent") {
+        key != "pingpong" && key != "persistent" && key != "operand") {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
@@ -136,13 +141,21 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
     if (!json[field].is_boolean()) throw CompileError(path + "." + field + ": expected true or false");
     *knob = json[field].get<bool>();
   }
+  if (json.contains("operand")) {
+    const nlohmann::json& operand = json["operand"];
+    if (!operand.is_string() || (operand != "registers" && operand != "shared")) {
+      throw CompileError(path + ".operand: expected \"registers\" or \"shared\", not " + operand.dump());
+    }
+    s.operand_in_shared = operand == "shared";
+  }
   return s;
 }
 
 std::string to_string(const B2BSchedule& s) {
   return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
          " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") +
-         (s.pingpong ? " pingpong" : "") + (s.persistent ? " persistent" : "");
+         (s.pingpong ? " pingpong" : "") + (s.persistent ? " persistent" : "") +
+         (s.operand_in_shared ? " operand=shared" : "");
 }
 
 }  // namespace comfuse::schedule

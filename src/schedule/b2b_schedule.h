@@ -24,27 +24,31 @@ struct B2BSchedule {
   // CTAs that stay resident and walk row blocks (one or two an SM): the next block's X and first W1 boxes
   // load, and the two-deep X buffer lets them, while this block computes and stores.
   bool persistent = false;
+  // Where GEMM2's operand (the tiles between, packed to 16 bits) lives: in registers, the A fragment of a
+  // register-A wgmma (no round trip, 4 registers a k16 step); or in shared memory, written in the swizzled
+  // layout of a shared-A wgmma (16 KB a 128 x 128 chunk, two with overlap), which frees those registers.
+  bool operand_in_shared = false;
   bool operator==(const B2BSchedule&) const = default;
 };
 
 /// Shared memory the kernel asks for: X's row block (two when persistent), the W1 ring, W2's two chunk
-/// buffers, the barriers and the 1024-byte alignment slack.
+/// buffers, GEMM2's operand when it lives there (two with overlap), the barriers and the 1024-byte slack.
 std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Throws CompileError naming the knob when `schedule` cannot run `plan`: bm or bn1 not 64 or 128, bm=64
 /// with O above 128 (two CTAs share an SM, 128 registers a thread), overlap of 128-column chunks with an
-/// online softmax at O above 64 (spills), pingpong without two consumer warpgroups or with overlap, stages
+/// online softmax at O above 64 and the operand in registers (spills), pingpong without two consumer warpgroups or with overlap, stages
 /// outside [2, 6], fewer stages than GEMM1 has K blocks of 64 (a chunk's W1 boxes stay in the ring until its
 /// GEMM1 completes), or more shared memory than a CTA has.
 void check_legal(const B2BPlan& plan, const B2BSchedule& schedule);
 
-/// Every legal schedule of `plan`, in canonical order (persistent, bm, bn1, stages, then one chunk at a time,
-/// overlapped, ping-pong).
+/// Every legal schedule of `plan`, in canonical order (operand in registers or shared memory, persistent, bm,
+/// bn1, stages, then one chunk at a time, overlapped, ping-pong).
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan);
 
-/// {"kernel": "b2b", "bm": …, "bn1": …, "overlap": …, "persistent": …, "pingpong": …, "stages": …}: the
-/// "kernel" field tells it from a fused-GEMM schedule. bm, bn1, persistent and pingpong may be absent (records
-/// older than the knobs): 128, 64, false and false.
+/// {"kernel": "b2b", "bm": …, "bn1": …, "operand": "registers" | "shared", "overlap": …, "persistent": …,
+/// "pingpong": …, "stages": …}: the "kernel" field tells it from a fused-GEMM schedule. bm, bn1, operand,
+/// persistent and pingpong may be absent (records older than the knobs): 128, 64, registers, false, false.
 nlohmann::json to_json(const B2BSchedule& schedule);
 /// Whether `json` is the JSON of a B2BSchedule (its "kernel" field says so).
 bool is_b2b_schedule_json(const nlohmann::json& json);

@@ -225,6 +225,33 @@ TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
   }
 }
 
+TEST(B2BEmitter, OperandInSharedMemoryFeedsASharedAWgmmaAndCompilesWithoutSpills) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
+           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
+    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
+    // The overlapped 128-column chunks at D=128 spill with the operand in registers; here they do not.
+    for (const B2BSchedule& schedule : {B2BSchedule{2, true, 128, 128, false, false, true},
+                                        B2BSchedule{3, false, 128, 64, true, true, true},
+                                        B2BSchedule{3, false, 64, 128, false, false, true}}) {
+      const std::string what = workload + " " + schedule::to_string(schedule);
+      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
+      const std::string& text = source.source;
+      EXPECT_EQ(text.find("u32 hfrag"), std::string::npos) << what;
+      // Each thread's packed pairs go where the register fragment has them, in X's swizzled layout; then the
+      // fence and the warpgroup's barrier before GEMM2 reads them through a descriptor.
+      EXPECT_NE(text.find("const int piece = (col / 8) ^ (row % 8);"), std::string::npos) << what;
+      EXPECT_NE(text.find("operand_ready(consumer);"), std::string::npos) << what;
+      EXPECT_NE(text.find("fence.proxy.async.shared::cta"), std::string::npos) << what;
+      EXPECT_NE(text.find("wgmma_second(acc2, desc_a, desc_b,"), std::string::npos) << what;
+      if (schedule.overlap) {
+        EXPECT_NE(text.find("u16* box = sop + 1 * BN1 * BM"), std::string::npos) << what;  // two buffers
+      }
+      expect_compiles_without_spills(source, what);
+    }
+  }
+}
+
 TEST(B2BEmitter, SameInputsSameSource) {
   const te::Shape shape = {{"M", 256}, {"K", 64}, {"N", 128}, {"O", 64}};
   EXPECT_EQ(emit("mlp_gelu", shape).source, emit("mlp_gelu", shape).source);

@@ -16,17 +16,19 @@ B2BPlan plan_of(const std::string& workload, const te::Shape& shape) {
 TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 256}, {"K", 128}, {"N", 256}, {"O", 64}});
   const std::vector<B2BSchedule> space = b2b_schedule_space(mlp);
-  // (one grid, persistent) x bm x bn1 x stages 2..6 x (one chunk at a time, overlap), and ping-pong at
-  // bm=128.
-  ASSERT_EQ(space.size(), 100u);
+  // (operand in registers, in shared memory) x (one grid, persistent) x bm x bn1 x stages 2..6 x (one chunk
+  // at a time, overlap), and ping-pong at bm=128; less the two persistent bm=128 bn1=128 overlapped schedules
+  // at 5 and 6 stages whose two operand buffers do not fit.
+  ASSERT_EQ(space.size(), 198u);
   EXPECT_EQ(space.front(), (B2BSchedule{2, false, 64, 64}));
-  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true, true}));
+  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true, true, true}));
   for (const B2BSchedule& s : space) EXPECT_NO_THROW(check_legal(mlp, s)) << to_string(s);
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
-  // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules no longer fit.
-  EXPECT_EQ(b2b_schedule_space(wide).size(), 54u);
+  // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules do not fit,
+  // and with the operand in shared memory five more.
+  EXPECT_EQ(b2b_schedule_space(wide).size(), 2 * 54u - 5);
   // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
   // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
   const B2BPlan tall = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 256}});
@@ -35,8 +37,9 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
     EXPECT_EQ(s.bm, 128) << to_string(s);
     EXPECT_LE(b2b_shared_bytes(tall, s), 227 * 1024) << to_string(s);
   }
-  // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4.
-  EXPECT_EQ(tall_space.size(), 12u);
+  // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4, and not
+  // with the operand in shared memory.
+  EXPECT_EQ(tall_space.size(), 2 * 12u - 3);
 }
 
 TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
@@ -46,7 +49,11 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
     EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(json.dump())), s);
   }
   EXPECT_EQ(to_json(B2BSchedule{}).dump(),
-            R"({"bm":128,"bn1":64,"kernel":"b2b","overlap":false,"persistent":false,"pingpong":false,"stages":4})");
+            R"({"bm":128,"bn1":64,"kernel":"b2b","operand":"registers","overlap":false,"persistent":false,)"
+            R"("pingpong":false,"stages":4})");
+  const B2BSchedule shared{3, true, 128, 128, false, false, true};
+  EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(shared).dump())), shared);
+  EXPECT_EQ(to_string(shared), "b2b bm=128 bn1=128 stages=3 overlap operand=shared");
   const B2BSchedule persistent{4, true, 64, 128, false, true};
   EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(persistent).dump())), persistent);
   EXPECT_EQ(to_string(persistent), "b2b bm=64 bn1=128 stages=4 overlap persistent");
@@ -70,6 +77,10 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
   j = to_json(B2BSchedule{});
   j["persistent"] = "yes";
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule.persistent: expected true or false");
+  j = to_json(B2BSchedule{});
+  j["operand"] = "global";
+  EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }),
+            "schedule.operand: expected \"registers\" or \"shared\", not \"global\"");
   j = to_json(B2BSchedule{});
   j.erase("stages");
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule: missing field 'stages'");
@@ -102,10 +113,12 @@ TEST(B2BSchedule, IllegalKnobsAreNamed) {
   EXPECT_EQ(te::error_of([&] {
               check_legal(attention, B2BSchedule{3, true, 128, 128});
             }),
-            "fused back-to-back kernel: overlap with bn1=128 and the online softmax at O=128: two 128-column "
-            "chunks in flight, the statistics and GEMM2's accumulator spill registers");
+            "fused back-to-back kernel: overlap with bn1=128, the operand in registers and the online softmax "
+            "at O=128: two 128-column chunks in flight, the statistics and GEMM2's accumulator spill registers");
   for (const B2BSchedule& s : b2b_schedule_space(attention))
-    EXPECT_FALSE(s.overlap && s.bn1 == 128) << to_string(s);
+    EXPECT_FALSE(s.overlap && s.bn1 == 128 && !s.operand_in_shared) << to_string(s);
+  // With the operand in shared memory its registers are free: measured without spills.
+  EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, true, 128, 128, false, false, true}));
   const std::string pingpong_error =
       "fused back-to-back kernel: pingpong needs two consumer warpgroups (bm=128) taking turns, each one "
       "chunk "

@@ -1,8 +1,9 @@
 // The fused back-to-back kernel on the GPU against the CPU reference: MLPs at shapes with tails in every
 // dimension and at the suite's small-MLP shape, attention (plain, causal, few queries, and the soft-capped
 // DSL example); each one chunk at a time, overlapped and (two warpgroups) in ping-pong, with one or two
-// consumer warpgroups (bm 64, 128) and 64- or 128-column chunks, where the schedule's legality takes them;
-// fresh random inputs, the output poisoned with NaN first.
+// consumer warpgroups (bm 64, 128), 64- or 128-column chunks, one CTA a row block or persistent, and GEMM2's
+// operand in registers or in shared memory, where the schedule's legality takes them; fresh random inputs, the
+// output poisoned with NaN first.
 #include <gtest/gtest.h>
 
 #include "codegen/b2b_emitter.h"
@@ -17,9 +18,14 @@
 namespace comfuse::codegen {
 namespace {
 
-class B2BKernelGpuTest : public gpu_test::GpuTest {};
+class B2BKernelGpuTest : public gpu_test::GpuTest {
+ protected:
+  int check_every_schedule(bool operand_in_shared);
+};
 
-TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
+// Every legal schedule of each case (with the operand in registers, or in shared memory) against the CPU
+// reference, fresh random inputs, the output poisoned first; returns how many schedules ran.
+int B2BKernelGpuTest::check_every_schedule(bool operand_in_shared) {
   struct Case {
     std::string workload;  // a suite workload, or "softcap_attention" (the DSL example)
     te::Shape shape;
@@ -59,7 +65,7 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
            std::vector<std::pair<int, int>>{{128, 64}, {64, 64}, {64, 128}, {128, 128}}) {
         for (const auto& [overlap, pingpong] :
              std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}}) {
-          const B2BSchedule schedule{c.stages, overlap, bm, bn1, pingpong, persistent};
+          const B2BSchedule schedule{c.stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared};
           try {
             schedule::check_legal(plan, schedule);
             schedules.push_back(schedule);
@@ -90,8 +96,16 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
       EXPECT_LE(cmp.rel_error, 1e-2);
     }
   }
+  return checked;
+}
+
+TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReference) {
   // Every case at least at bm=128 and bn1=64, three ways, most at the others, both grids.
-  EXPECT_GE(checked, 140);
+  EXPECT_GE(check_every_schedule(false), 140);
+}
+
+TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReferenceWithTheOperandInSharedMemory) {
+  EXPECT_GE(check_every_schedule(true), 140);
 }
 
 }  // namespace
