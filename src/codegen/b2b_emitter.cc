@@ -92,7 +92,8 @@ class B2BEmitter {
       // stay and stride over them.
       result.launch.persistent = true;
       constexpr int kSharedPerMultiprocessor = 228 * 1024, kReservedPerCta = 1024;
-      const bool two = consumers_ == 1 && 2 * (result.launch.shared_bytes + kReservedPerCta) <= kSharedPerMultiprocessor;
+      const bool two =
+          consumers_ == 1 && 2 * (result.launch.shared_bytes + kReservedPerCta) <= kSharedPerMultiprocessor;
       result.launch.ctas_per_multiprocessor = two ? 2 : 1;
     }
 
@@ -134,8 +135,10 @@ class B2BEmitter {
     emit_wgmma_ss(out, "wgmma_first", s_.bn1, first.a.dtype());
     if (s_.operand_in_shared) {
       emit_wgmma_ss(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
-      out.line("// GEMM2's operand in shared memory: generic-proxy stores made visible to the tensor cores, then");
-      out.line("// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
+      out.line(
+          "// GEMM2's operand in shared memory: generic-proxy stores made visible to the tensor cores, then");
+      out.line(
+          "// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
       out.line(
           "__device__ __forceinline__ void operand_ready(int consumer) { asm volatile(\"fence.proxy.async."
           "shared::cta;\\nbar.sync %0, 128;\" :: \"r\"(4 + consumer) : \"memory\"); }");
@@ -197,8 +200,11 @@ class B2BEmitter {
     out.line("extern __shared__ unsigned char smem_raw[];");
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
     if (s_.persistent) {
-      out.line("u16* sx_buf = (u16*)smem;                    // [2][K_BLOCKS][BM][64]: X's rows of two blocks");
-      out.line("u16* ring = sx_buf + 2 * K_BLOCKS * BM * BK; // [STAGES][BN1][64]: W1's rows of a chunk, by K block");
+      out.line(
+          "u16* sx_buf = (u16*)smem;                    // [2][K_BLOCKS][BM][64]: X's rows of two blocks");
+      out.line(
+          "u16* ring = sx_buf + 2 * K_BLOCKS * BM * BK; // [STAGES][BN1][64]: W1's rows of a chunk, by K "
+          "block");
     } else {
       out.line(
           "u16* sx = (u16*)smem;                        // [K_BLOCKS][BM][64]: the CTA's rows of X, loaded "
@@ -397,7 +403,9 @@ class B2BEmitter {
       out.close();
     }
     if (s_.persistent) {
-      out.line("// Every GEMM1 of the block is done: X's buffer goes back to the producer for the block after next.");
+      out.line(
+          "// Every GEMM1 of the block is done: X's buffer goes back to the producer for the block after "
+          "next.");
       out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);");
     }
     finish(out);
@@ -591,8 +599,8 @@ class B2BEmitter {
         bindings.reads[t.get()] = element;
       }
     }
-    const auto max_scaled = max_ == nullptr ? bindings.scaled_reads.end()
-                                            : bindings.scaled_reads.find(max_->source.get());
+    const auto max_scaled =
+        max_ == nullptr ? bindings.scaled_reads.end() : bindings.scaled_reads.find(max_->source.get());
     const bool max_of_scaled = max_scaled != bindings.scaled_reads.end();
     if (max_ != nullptr) {
       const std::string value = max_of_scaled ? max_scaled->second.base : read_of(max_->source, bindings);
@@ -650,13 +658,14 @@ class B2BEmitter {
     out.close();
   }
 
-  // The operand buffer (0 or 1) that stands in for the register operand `hfrag` when it lives in shared memory.
+  // The operand buffer (0 or 1) that stands in for the register operand `hfrag` when it lives in shared
+  // memory.
   static std::string operand_buffer(const std::string& hfrag) {
     return hfrag.size() > 2 && hfrag.substr(hfrag.size() - 2) == "_b" ? "1" : "0";
   }
 
-  // Inside the k16-step loop of tiles_between: the four packed pairs of step s into the operand buffer, at the
-  // places of the register fragment (rows r and r + 8, columns 16s + 2(lane % 4) and + 8) in X's swizzled
+  // Inside the k16-step loop of tiles_between: the four packed pairs of step s into the operand buffer, at
+  // the places of the register fragment (rows r and r + 8, columns 16s + 2(lane % 4) and + 8) in X's swizzled
   // layout: a 128-byte row of 64 columns, its 16-byte pieces XORed with row % 8 (no bank conflicts).
   void store_operand(CodeStream& out, const std::string& hfrag) const {
     out.line("u16* box = sop + " + operand_buffer(hfrag) + " * BN1 * BM + (s / 4) * BM * 64;");
@@ -664,7 +673,9 @@ class B2BEmitter {
     out.open("for (int p = 0; p < 4; ++p)");
     out.line("const int row = local_row0 + 8 * (p & 1), col = (s % 4) * 16 + 8 * (p >> 1) + 2 * (lane & 3);");
     out.line("const int piece = (col / 8) ^ (row % 8);");
-    out.line("*(u32*)(box + row * 64 + piece * 8 + col % 8) = pack_pair(hval[8 * s + 2 * p], hval[8 * s + 2 * p + 1]);");
+    out.line(
+        "*(u32*)(box + row * 64 + piece * 8 + col % 8) = pack_pair(hval[8 * s + 2 * p], hval[8 * s + 2 * p + "
+        "1]);");
     out.close();
     out.close();
     out.line("operand_ready(consumer);");

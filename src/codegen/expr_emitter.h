@@ -14,8 +14,8 @@ namespace comfuse::codegen {
 /// A float value kept as `base` times a positive constant `factor` (a scaled view): max, exp(x - max) and the
 /// like can take the factor once instead of once an element.
 struct ScaledValue {
-  std::string base;  ///< C expression of type float
-  double factor = 1; ///< > 0, finite
+  std::string base;   ///< C expression of type float
+  double factor = 1;  ///< > 0, finite
 };
 
 /// What names stand for at the point of emission.

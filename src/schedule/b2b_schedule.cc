@@ -82,27 +82,30 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
   for (bool operand_in_shared : {false, true}) {
-  for (bool persistent : {false, true}) {
-    for (int bm : {64, 128}) {
-      for (int bn1 : {64, 128}) {
-        for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-          for (const auto& [overlap, pingpong] :
-               {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-            const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared};
-            if (!illegality(plan, s)) space.push_back(s);
+    for (bool persistent : {false, true}) {
+      for (int bm : {64, 128}) {
+        for (int bn1 : {64, 128}) {
+          for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
+            for (const auto& [overlap, pingpong] :
+                 {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
+              const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared};
+              if (!illegality(plan, s)) space.push_back(s);
+            }
           }
         }
       }
     }
   }
-  }
   return space;
 }
 
 nlohmann::json to_json(const B2BSchedule& s) {
-  return nlohmann::json{{"kernel", "b2b"},         {"bm", s.bm},
-                        {"bn1", s.bn1},            {"stages", s.stages},
-                        {"overlap", s.overlap},    {"pingpong", s.pingpong},
+  return nlohmann::json{{"kernel", "b2b"},
+                        {"bm", s.bm},
+                        {"bn1", s.bn1},
+                        {"stages", s.stages},
+                        {"overlap", s.overlap},
+                        {"pingpong", s.pingpong},
                         {"persistent", s.persistent},
                         {"operand", s.operand_in_shared ? "shared" : "registers"}};
 }
@@ -135,8 +138,8 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
   if (!json.contains("overlap")) throw CompileError(path + ": missing field 'overlap'");
   if (!json["overlap"].is_boolean()) throw CompileError(path + ".overlap: expected true or false");
   s.overlap = json["overlap"].get<bool>();
-  for (const auto& [field, knob] : {std::pair<const char*, bool*>{"pingpong", &s.pingpong},
-                                     {"persistent", &s.persistent}}) {
+  for (const auto& [field, knob] :
+       {std::pair<const char*, bool*>{"pingpong", &s.pingpong}, {"persistent", &s.persistent}}) {
     if (!json.contains(field)) continue;
     if (!json[field].is_boolean()) throw CompileError(path + "." + field + ": expected true or false");
     *knob = json[field].get<bool>();

@@ -37,9 +37,9 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Throws CompileError naming the knob when `schedule` cannot run `plan`: bm or bn1 not 64 or 128, bm=64
 /// with O above 128 (two CTAs share an SM, 128 registers a thread), overlap of 128-column chunks with an
-/// online softmax at O above 64 and the operand in registers (spills), pingpong without two consumer warpgroups or with overlap, stages
-/// outside [2, 6], fewer stages than GEMM1 has K blocks of 64 (a chunk's W1 boxes stay in the ring until its
-/// GEMM1 completes), or more shared memory than a CTA has.
+/// online softmax at O above 64 and the operand in registers (spills), pingpong without two consumer
+/// warpgroups or with overlap, stages outside [2, 6], fewer stages than GEMM1 has K blocks of 64 (a chunk's
+/// W1 boxes stay in the ring until its GEMM1 completes), or more shared memory than a CTA has.
 void check_legal(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Every legal schedule of `plan`, in canonical order (operand in registers or shared memory, persistent, bm,

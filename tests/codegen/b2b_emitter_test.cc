@@ -193,9 +193,9 @@ TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
            {"attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}}},
            {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
     const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
-    for (const B2BSchedule& schedule : {B2BSchedule{3, false, 128, 64, true, true},
-                                        B2BSchedule{3, true, 64, 64, false, true},
-                                        B2BSchedule{3, false, 128, 128, false, true}}) {
+    for (const B2BSchedule& schedule :
+         {B2BSchedule{3, false, 128, 64, true, true}, B2BSchedule{3, true, 64, 64, false, true},
+          B2BSchedule{3, false, 128, 128, false, true}}) {
       const std::string what = workload + " " + schedule::to_string(schedule);
       const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
       const std::string& text = source.source;
@@ -210,11 +210,13 @@ TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
           << what;
       EXPECT_NE(text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);"), std::string::npos);
       EXPECT_NE(text.find("mbar_wait(&full_x[round & 1], (round >> 1) & 1);"), std::string::npos);
-      EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"), std::string::npos);
+      EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"),
+                std::string::npos);
       EXPECT_NE(text.find("const int it = (q + c) * K_BLOCKS + kb;"), std::string::npos) << what;
       EXPECT_EQ(count(text, "q += chunks;"), 2) << what;
       if (schedule.pingpong) {
-        // The turns run on across blocks: consumer 1's last turn of a block hands over the next block's first.
+        // The turns run on across blocks: consumer 1's last turn of a block hands over the next block's
+        // first.
         EXPECT_EQ(count(text, "if (consumer == 1) turn_pass(0);"), 1) << what;
         EXPECT_NE(text.find("if (consumer == 0 || block + (int)gridDim.x < BLOCKS) turn_pass(consumer ^ 1);"),
                   std::string::npos)

@@ -35,9 +35,8 @@ TEST(B2BSupport, RefusalIsTheEmittersErrorWithoutEmitting) {
   EXPECT_EQ(b2b_kernel_refusal(te::build_workload("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 64}})),
             std::nullopt);
   const te::Program wide = te::build_workload("mlp_relu", {{"M", 64}, {"K", 64}, {"N", 64}, {"O", 1024}});
-  EXPECT_EQ(b2b_kernel_refusal(wide), te::error_of([&] {
-              emit_b2b_kernel(schedule::plan_b2b(wide), {}, "sha256:0");
-            }));
+  EXPECT_EQ(b2b_kernel_refusal(wide),
+            te::error_of([&] { emit_b2b_kernel(schedule::plan_b2b(wide), {}, "sha256:0"); }));
   EXPECT_NE(b2b_kernel_refusal(te::build_workload("post_layernorm", {{"M", 64}, {"K", 64}, {"N", 64}})),
             std::nullopt);  // one contraction: not back to back
 }

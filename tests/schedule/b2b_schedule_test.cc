@@ -26,8 +26,8 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
-  // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules do not fit,
-  // and with the operand in shared memory five more.
+  // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules do not
+  // fit, and with the operand in shared memory five more.
   EXPECT_EQ(b2b_schedule_space(wide).size(), 2 * 54u - 5);
   // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
   // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
@@ -37,8 +37,8 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
     EXPECT_EQ(s.bm, 128) << to_string(s);
     EXPECT_LE(b2b_shared_bytes(tall, s), 227 * 1024) << to_string(s);
   }
-  // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4, and not
-  // with the operand in shared memory.
+  // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4, and
+  // not with the operand in shared memory.
   EXPECT_EQ(tall_space.size(), 2 * 12u - 3);
 }
 
@@ -110,11 +110,12 @@ TEST(B2BSchedule, IllegalKnobsAreNamed) {
   const B2BPlan attention = plan_of("attention", {{"BH", 2}, {"L", 256}, {"D", 128}, {"CAUSAL", 0}});
   EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, true, 128, 64}));
   EXPECT_NO_THROW(check_legal(attention, B2BSchedule{3, false, 128, 128}));
-  EXPECT_EQ(te::error_of([&] {
-              check_legal(attention, B2BSchedule{3, true, 128, 128});
-            }),
-            "fused back-to-back kernel: overlap with bn1=128, the operand in registers and the online softmax "
-            "at O=128: two 128-column chunks in flight, the statistics and GEMM2's accumulator spill registers");
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(attention, B2BSchedule{3, true, 128, 128});
+      }),
+      "fused back-to-back kernel: overlap with bn1=128, the operand in registers and the online softmax "
+      "at O=128: two 128-column chunks in flight, the statistics and GEMM2's accumulator spill registers");
   for (const B2BSchedule& s : b2b_schedule_space(attention))
     EXPECT_FALSE(s.overlap && s.bn1 == 128 && !s.operand_in_shared) << to_string(s);
   // With the operand in shared memory its registers are free: measured without spills.

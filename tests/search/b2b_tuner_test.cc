@@ -93,9 +93,9 @@ TEST(B2BTuner, RecordsRoundTripAndReplayIntoTheSameKernel) {
   const ReplayResult replayed = replay(result.records, small_mlp(), h200());
   EXPECT_EQ(*replayed.record.b2b, *winner.b2b);
   EXPECT_EQ(sha256_hex(replayed.kernel.source), winner.source_sha256);
-  EXPECT_NE(
-      replayed.kernel.source.find("fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap persistent (GEMMs"),
-      std::string::npos);
+  EXPECT_NE(replayed.kernel.source.find(
+                "fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap persistent (GEMMs"),
+            std::string::npos);
 }
 
 // The two parts of small_mlp(), each with one measured record of its default schedule.

@@ -2,8 +2,8 @@
 // dimension and at the suite's small-MLP shape, attention (plain, causal, few queries, and the soft-capped
 // DSL example); each one chunk at a time, overlapped and (two warpgroups) in ping-pong, with one or two
 // consumer warpgroups (bm 64, 128), 64- or 128-column chunks, one CTA a row block or persistent, and GEMM2's
-// operand in registers or in shared memory, where the schedule's legality takes them; fresh random inputs, the
-// output poisoned with NaN first.
+// operand in registers or in shared memory, where the schedule's legality takes them; fresh random inputs,
+// the output poisoned with NaN first.
 #include <gtest/gtest.h>
 
 #include "codegen/b2b_emitter.h"
