@@ -3,10 +3,10 @@
 
 #include <set>
 
+#include "codegen/b2b_device_functions.h"
 #include "codegen/code_stream.h"
 #include "codegen/device_prelude.h"
 #include "codegen/expr_emitter.h"
-#include "codegen/wgmma_emitter.h"
 #include "schedule/b2b_mask.h"
 #include "support/error.h"
 
@@ -130,30 +130,8 @@ class B2BEmitter {
         "constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BN1 * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");
     out.line();
-    pack_function(out);
-    if (!second.b_k_major) mn_major_descriptor(out);
-    emit_wgmma_ss(out, "wgmma_first", s_.bn1, first.a.dtype());
-    if (s_.operand_in_shared) {
-      emit_wgmma_ss(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
-      out.line(
-          "// GEMM2's operand in shared memory: generic-proxy stores made visible to the tensor cores, then");
-      out.line(
-          "// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
-      out.line(
-          "__device__ __forceinline__ void operand_ready(int consumer) { asm volatile(\"fence.proxy.async."
-          "shared::cta;\\nbar.sync %0, 128;\" :: \"r\"(4 + consumer) : \"memory\"); }");
-    } else {
-      emit_wgmma_rs(out, "wgmma_second", static_cast<int>(second.n), first.a.dtype(), !second.b_k_major);
-    }
-    if (s_.pingpong) {
-      out.line("// Turns of the two consumer warpgroups: named barriers 2 and 3, 256 threads each.");
-      out.line(
-          "__device__ __forceinline__ void turn_wait(int consumer) { asm volatile(\"bar.sync %0, 256;\" :: "
-          "\"r\"(2 + consumer) : \"memory\"); }");
-      out.line(
-          "__device__ __forceinline__ void turn_pass(int consumer) { asm volatile(\"bar.arrive %0, 256;\" :: "
-          "\"r\"(2 + consumer) : \"memory\"); }");
-    }
+    emit_b2b_device_functions(out, {first.a.dtype(), s_.bn1, static_cast<int>(second.n), !second.b_k_major,
+                                    s_.operand_in_shared, s_.pingpong});
     out.line();
     kernel(out, result);
     result.source = out.str();
@@ -161,31 +139,6 @@ class B2BEmitter {
   }
 
  private:
-  void pack_function(CodeStream& out) const {
-    const std::string type = plan_.first.a.dtype() == te::DType::bf16 ? "bf16x2" : "f16x2";
-    out.line("// Two f32 values as one register of the A fragment: `lo` in the low half (the lower column).");
-    out.open("__device__ __forceinline__ u32 pack_pair(float lo, float hi)");
-    out.line("u32 r;");
-    out.line("asm(\"cvt.rn." + type + ".f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));");
-    out.line("return r;");
-    out.close();
-  }
-
-  // W2 laid out [K, O] (attention's V) is N-major for GEMM2: TMA boxes of [64 rows of K][64 columns of O].
-  void mn_major_descriptor(CodeStream& out) const {
-    out.line(
-        "// N-major B with 128-byte swizzle: 64 columns of a row contiguous (one 128-byte line), 8 rows per");
-    out.line(
-        "// 1024-byte swizzle atom (stride byte offset), the next 64 columns one 64x64 box further (leading "
-        "offset).");
-    out.open("__device__ __forceinline__ u64 smem_descriptor_mn_sw128(const void* p)");
-    out.line("const u64 addr = smem_addr(p);");
-    out.line(
-        "return ((addr & 0x3FFFF) >> 4) | ((u64)((64 * 64 * 2) >> 4) << 16) | (64ull << 32) | (1ull << "
-        "62);");
-    out.close();
-  }
-
   void kernel(CodeStream& out, const KernelSource& result) const {
     std::string params =
         "const __grid_constant__ TmaDescriptor tma_x, const __grid_constant__ TmaDescriptor "
