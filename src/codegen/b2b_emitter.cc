@@ -40,6 +40,17 @@ const OnlineStatistic* running_max(const schedule::B2BPlan& plan) {
   return nullptr;
 }
 
+// The registers and buffers of one chunk in flight: GEMM1's accumulator, and GEMM2's operand as a register
+// array (operand in registers) or as one of the shared operand buffers (operand in shared memory). Overlapped
+// chunks alternate between two sets.
+struct ChunkBuffers {
+  std::string acc1;    // f32 [BN1 / 2]
+  std::string hfrag;   // u32 [BN1 / 16][4]
+  int operand_buffer;  // 0 or 1
+};
+const ChunkBuffers kOneChunk{"acc1", "hfrag", 0};
+const ChunkBuffers kChunkA{"acc1_a", "hfrag_a", 0}, kChunkB{"acc1_b", "hfrag_b", 1};
+
 class B2BEmitter {
  public:
   B2BEmitter(const schedule::B2BPlan& plan, const B2BSchedule& schedule, const std::string& key)
@@ -351,8 +362,8 @@ class B2BEmitter {
       out.open("for (int c = 0; c < chunks; ++c)");
       out.line("float acc1[BN1 / 2];");
       if (!s_.operand_in_shared) out.line("u32 hfrag[BN1 / 16][4];");
-      gemm1_then_tiles(out, "acc1", "hfrag", "c");
-      gemm2_alone(out, "hfrag", "c");
+      gemm1_then_tiles(out, kOneChunk, "c");
+      gemm2_alone(out, kOneChunk, "c");
       out.close();
     }
     if (s_.persistent) {
@@ -383,24 +394,24 @@ class B2BEmitter {
     out.line("turn_pass(consumer ^ 1);");
     out.line("wgmma_wait<0>();");
     release_gemm1(out, "c");
-    tiles_between(out, "acc1", "hfrag", "c");
+    tiles_between(out, kOneChunk, "c");
     out.close();
     out.open("for (int c = 1; c < chunks; ++c)");
     out.line("turn_wait(consumer);");
     rescale_acc2(out, "c - 1");
-    issue_gemm2(out, "hfrag", "c - 1");
+    issue_gemm2(out, kOneChunk, "c - 1");
     issue_gemm1(out, "acc1", "c");
     out.line("turn_pass(consumer ^ 1);");
     out.line("wgmma_wait<0>();");
     release_gemm2(out, "c - 1");
     release_gemm1(out, "c");
-    tiles_between(out, "acc1", "hfrag", "c");
+    tiles_between(out, kOneChunk, "c");
     out.close();
     out.open("");
     out.line("const int c = chunks;");
     out.line("turn_wait(consumer);");
     rescale_acc2(out, "c - 1");
-    issue_gemm2(out, "hfrag", "c - 1");
+    issue_gemm2(out, kOneChunk, "c - 1");
     if (s_.persistent) {
       // Consumer 1's last turn of a block hands the next block's first turn to consumer 0, whose GEMMs then
       // run under consumer 1's epilogue; after the CTA's last block nobody waits for it.
@@ -423,37 +434,37 @@ class B2BEmitter {
     out.line("// Chunk 0's GEMM1 and tiles between before the loop.");
     out.open("");
     out.line("const int c = 0;");
-    gemm1_then_tiles(out, "acc1_a", "hfrag_a", "c");
+    gemm1_then_tiles(out, kChunkA, "c");
     out.close();
     out.line("int pair = 0;");
     out.open("for (; pair + 2 < chunks; pair += 2)");
-    overlapped_step(out, "pair", "a", "b");
-    overlapped_step(out, "pair + 1", "b", "a");
+    overlapped_step(out, "pair", kChunkA, kChunkB);
+    overlapped_step(out, "pair + 1", kChunkB, kChunkA);
     out.close();
     out.line("// One or two chunks are left; the last has no next chunk.");
     out.open("if (pair + 1 < chunks)");
-    overlapped_step(out, "pair", "a", "b");
-    last_step(out, "pair + 1", "b");
+    overlapped_step(out, "pair", kChunkA, kChunkB);
+    last_step(out, "pair + 1", kChunkB);
     out.close();
     out.open("else");
-    last_step(out, "pair", "a");
+    last_step(out, "pair", kChunkA);
     out.close();
   }
 
-  // Chunk `chunk`, whose operand is in hfrag_<cur>: GEMM1 of the next chunk into acc1_<next>, GEMM2 of this
-  // one, then the next chunk's tiles between while GEMM2 runs.
-  void overlapped_step(CodeStream& out, const std::string& chunk, const std::string& cur,
-                       const std::string& next) const {
+  // Chunk `chunk`, whose operand is in `cur`: GEMM1 of the next chunk into `next`, GEMM2 of this one, then
+  // the next chunk's tiles between while GEMM2 runs.
+  void overlapped_step(CodeStream& out, const std::string& chunk, const ChunkBuffers& cur,
+                       const ChunkBuffers& next) const {
     out.open("");
     out.line("const int c = " + chunk + ", cn = c + 1;");
     rescale_acc2(out, "c");  // nothing in flight yet
-    issue_gemm1(out, "acc1_" + next, "cn");
-    issue_gemm2(out, "hfrag_" + cur, "c");
+    issue_gemm1(out, next.acc1, "cn");
+    issue_gemm2(out, cur, "c");
     out.line("wgmma_wait<1>();  // the next chunk's GEMM1; this chunk's GEMM2 may still run");
     release_gemm1(out, "cn");
     out.open("");
     out.line("const int c = cn;");
-    tiles_between(out, "acc1_" + next, "hfrag_" + next, "c");
+    tiles_between(out, next, "c");
     out.close();
     out.line("wgmma_wait<0>();");
     release_gemm2(out, "c");
@@ -461,27 +472,27 @@ class B2BEmitter {
   }
 
   // The last chunk: its GEMM2 alone.
-  void last_step(CodeStream& out, const std::string& chunk, const std::string& cur) const {
+  void last_step(CodeStream& out, const std::string& chunk, const ChunkBuffers& cur) const {
     out.open("");
     out.line("const int c = " + chunk + ";");
-    gemm2_alone(out, "hfrag_" + cur, "c");
+    gemm2_alone(out, cur, "c");
     out.close();
   }
 
-  // GEMM1 of `chunk` into `acc`, waited for, its ring stages released, then the tiles between into `hfrag`.
-  void gemm1_then_tiles(CodeStream& out, const std::string& acc, const std::string& hfrag,
-                        const std::string& chunk) const {
-    issue_gemm1(out, acc, chunk);
+  // GEMM1 of `chunk` into `buffers`, waited for, its ring stages released, then the tiles between into its
+  // operand.
+  void gemm1_then_tiles(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
+    issue_gemm1(out, buffers.acc1, chunk);
     out.line("wgmma_wait<0>();");
     release_gemm1(out, chunk);
-    tiles_between(out, acc, hfrag, chunk);
+    tiles_between(out, buffers, chunk);
   }
 
   // GEMM2 of `chunk` with nothing else in flight: the accumulator rescaled first (online statistics), the
   // group waited for and W2's buffer released.
-  void gemm2_alone(CodeStream& out, const std::string& hfrag, const std::string& chunk) const {
+  void gemm2_alone(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
     rescale_acc2(out, chunk);
-    issue_gemm2(out, hfrag, chunk);
+    issue_gemm2(out, buffers, chunk);
     out.line("wgmma_wait<0>();");
     release_gemm2(out, chunk);
   }
@@ -524,12 +535,13 @@ class B2BEmitter {
   }
 
   // The tiles between the GEMMs on `acc` (chunk `chunk`), in two passes over the fragment when a running max
-  // splits them, packed into `hfrag` as GEMM2's A operand. Updates the running max, `scale` and the sums.
-  void tiles_between(CodeStream& out, const std::string& acc, const std::string& hfrag,
-                     const std::string& chunk) const {
+  // splits them, packed into the operand of `buffers` for GEMM2. Updates the running max, `scale` and the
+  // sums.
+  void tiles_between(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
     const auto& first = plan_.first;
+    const std::string& hfrag = buffers.hfrag;
     ExprBindings bindings;
-    bindings.reads[first.tensor.get()] = acc + "[i]";
+    bindings.reads[first.tensor.get()] = buffers.acc1 + "[i]";
     // The tiles feed GEMM2's 16-bit operand (and the f32 sums, where a few ulp are far below its rounding).
     bindings.approximate_exp = true;
     for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
@@ -601,7 +613,7 @@ class B2BEmitter {
     out.line("#pragma unroll");
     out.open("for (int s = 0; s < BN1 / 16; ++s)");
     if (s_.operand_in_shared) {
-      store_operand(out, hfrag);
+      store_operand(out, buffers.operand_buffer);
       return;
     }
     out.line(hfrag + "[s][0] = pack_pair(hval[8 * s + 0], hval[8 * s + 1]);");
@@ -611,17 +623,11 @@ class B2BEmitter {
     out.close();
   }
 
-  // The operand buffer (0 or 1) that stands in for the register operand `hfrag` when it lives in shared
-  // memory.
-  static std::string operand_buffer(const std::string& hfrag) {
-    return hfrag.size() > 2 && hfrag.substr(hfrag.size() - 2) == "_b" ? "1" : "0";
-  }
-
   // Inside the k16-step loop of tiles_between: the four packed pairs of step s into the operand buffer, at
   // the places of the register fragment (rows r and r + 8, columns 16s + 2(lane % 4) and + 8) in X's swizzled
   // layout: a 128-byte row of 64 columns, its 16-byte pieces XORed with row % 8 (no bank conflicts).
-  void store_operand(CodeStream& out, const std::string& hfrag) const {
-    out.line("u16* box = sop + " + operand_buffer(hfrag) + " * BN1 * BM + (s / 4) * BM * 64;");
+  void store_operand(CodeStream& out, int buffer) const {
+    out.line("u16* box = sop + " + std::to_string(buffer) + " * BN1 * BM + (s / 4) * BM * 64;");
     out.line("#pragma unroll");
     out.open("for (int p = 0; p < 4; ++p)");
     out.line("const int row = local_row0 + 8 * (p & 1), col = (s % 4) * 16 + 8 * (p >> 1) + 2 * (lane & 3);");
@@ -640,9 +646,9 @@ class B2BEmitter {
     return it->second;
   }
 
-  // GEMM2 of chunk `chunk` from `hfrag` (the caller has rescaled the accumulator: no GEMM2 may be in flight
-  // then); one commit group, which the caller waits for.
-  void issue_gemm2(CodeStream& out, const std::string& hfrag, const std::string& chunk) const {
+  // GEMM2 of chunk `chunk` from the operand of `buffers` (the caller has rescaled the accumulator: no GEMM2
+  // may be in flight then); one commit group, which the caller waits for.
+  void issue_gemm2(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
     const bool k_major = plan_.second.b_k_major;
     out.line("mbar_wait(&full_b[(" + walked(chunk) + ") & 1], ((" + walked(chunk) + ") >> 1) & 1);");
     out.line("wgmma_fence();");
@@ -657,11 +663,11 @@ class B2BEmitter {
                " + (s % 4) * 16 * 64);  // rows 16s..16s+15");
     }
     if (s_.operand_in_shared) {
-      out.line("const u64 desc_a = smem_descriptor_sw128(sop + " + operand_buffer(hfrag) +
+      out.line("const u64 desc_a = smem_descriptor_sw128(sop + " + std::to_string(buffers.operand_buffer) +
                " * BN1 * BM + (s / 4) * BM * 64 + a_row0 * 64 + (s % 4) * 16);");
       out.line("wgmma_second(acc2, desc_a, desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
     } else {
-      out.line("wgmma_second(acc2, " + hfrag + "[s], desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
+      out.line("wgmma_second(acc2, " + buffers.hfrag + "[s], desc_b, (" + chunk + " > 0 || s > 0) ? 1 : 0);");
     }
     out.close();
     out.line("wgmma_commit();");
