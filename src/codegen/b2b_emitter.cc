@@ -534,9 +534,9 @@ class B2BEmitter {
     out.line("(void)grow;");
   }
 
-  // The tiles between the GEMMs on `acc` (chunk `chunk`), in two passes over the fragment when a running max
-  // splits them, packed into the operand of `buffers` for GEMM2. Updates the running max, `scale` and the
-  // sums.
+  // The tiles between the GEMMs on GEMM1's accumulator in `buffers` (chunk `chunk`), in two passes over the
+  // fragment when a running max splits them, packed into the operand of `buffers` for GEMM2. Updates the
+  // running max, `scale` and the sums.
   void tiles_between(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
     const auto& first = plan_.first;
     const std::string& hfrag = buffers.hfrag;
