@@ -102,7 +102,7 @@ class B2BEmitter {
       // grid_x counts row blocks; the CTAs that fit an SM at once (two at bm=64 when shared memory allows)
       // stay and stride over them.
       result.launch.persistent = true;
-      constexpr int kSharedPerMultiprocessor = 228 * 1024, kReservedPerCta = 1024;
+      constexpr int kSharedPerMultiprocessor = 228 * 1024, kReservedPerCta = 1024;  // sm_90
       const bool two =
           consumers_ == 1 && 2 * (result.launch.shared_bytes + kReservedPerCta) <= kSharedPerMultiprocessor;
       result.launch.ctas_per_multiprocessor = two ? 2 : 1;
@@ -134,9 +134,8 @@ class B2BEmitter {
     out.line("__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }");
     out.line("// 2^x on the special-function unit (the tiles' approximate exp, see the tiles between).");
     out.line(
-        "__device__ __forceinline__ float exp2_approx(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" "
-        ": "
-        "\"=f\"(y) : \"f\"(x)); return y; }");
+        "__device__ __forceinline__ float exp2_approx(float x) { float y; "
+        "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
     out.line(
         "constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BN1 * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");
