@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "codegen/b2b_emitter.h"
+#include "schedule/b2b_mask.h"
 #include "schedule/b2b_plan.h"
 #include "search/replay.h"
 #include "support/error.h"
@@ -33,14 +34,6 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
   } catch (const CompileError&) {
     return s;  // not legal for this plan (e.g. registers with two tiles per warpgroup)
   }
-}
-
-// The multiply-adds of both contractions, batches included, as FLOPs.
-std::int64_t fused_flops(const schedule::B2BPlan& plan) {
-  std::int64_t batch = 1;
-  for (std::int64_t b : plan.first.batch) batch *= b;
-  return 2 * batch *
-         (plan.first.m * plan.first.n * plan.first.k + plan.second.m * plan.second.n * plan.second.k);
 }
 
 // The fused back-to-back kernel of `whole`: the tuning log's winner for it where there is one, else the
@@ -119,7 +112,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
       try {
         FusedB2B fused(te::build_workload(entry.workload, entry.shape));
         fused.source = fused_source(fused.program, tuned, target, &fused.from_log);
-        row.flops = fused_flops(schedule::plan_b2b(fused.program));
+        row.flops = schedule::b2b_flops(schedule::plan_b2b(fused.program));
         row.fused_b2b.emplace(std::move(fused));
       } catch (const CompileError&) {
         // neither plan: the row stays unsupported with the single-kernel reason

@@ -1,6 +1,7 @@
 // Recognising a causal mask in a back-to-back plan.
 #include "schedule/b2b_mask.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "schedule/read_match.h"
@@ -79,6 +80,19 @@ std::optional<std::int64_t> masked_above_diagonal(const B2BPlan& plan) {
   for (const te::Var& v : numerator->axes) axes.push_back(v.get());
   if (!indexed_by(*x, axes)) return std::nullopt;
   return d;
+}
+
+std::int64_t b2b_flops(const B2BPlan& plan) {
+  std::int64_t batch = 1;
+  for (std::int64_t b : plan.first.batch) batch *= b;
+  std::int64_t pairs = plan.first.m * plan.first.n;
+  if (const std::optional<std::int64_t> d = masked_above_diagonal(plan)) {
+    pairs = 0;
+    for (std::int64_t i = 0; i < plan.first.m; ++i)
+      pairs += std::clamp<std::int64_t>(i + *d + 1, 0, plan.first.n);
+  }
+  // GEMM1 takes K multiply-adds a pair, GEMM2 O (its contraction runs over the chained axis).
+  return 2 * batch * pairs * (plan.first.k + plan.second.n);
 }
 
 }  // namespace comfuse::schedule

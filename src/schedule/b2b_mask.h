@@ -17,4 +17,9 @@ namespace comfuse::schedule {
 /// 0.
 std::optional<std::int64_t> masked_above_diagonal(const B2BPlan& plan);
 
+/// The FLOPs of both contractions (2 per multiply-add, batches included) over the (row, chained column) pairs
+/// that add something: all M x N without a mask, those with j <= i + d under one (about half for a causal
+/// mask, the count FlashAttention's papers use).
+std::int64_t b2b_flops(const B2BPlan& plan);
+
 }  // namespace comfuse::schedule

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "te/interpreter.h"
@@ -69,6 +70,27 @@ TEST(B2BMask, OffsetsAndOrientations) {
   EXPECT_EQ(masked_above_diagonal(plan_of(masked_attention(40, CompareOp::kGt, 0, true))), -1);  // i > j
   // j >= i keeps the upper triangle: nothing above a diagonal vanishes.
   EXPECT_EQ(masked_above_diagonal(plan_of(masked_attention(40, CompareOp::kGe, 0, false))), std::nullopt);
+}
+
+TEST(B2BMask, FlopsCountThePairsTheMaskKeeps) {
+  // Without a mask: 2 (K + O) FLOPs for each of the M x N pairs of each batch.
+  EXPECT_EQ(b2b_flops(plan_of(te::build_workload("mlp_relu", {{"M", 64}, {"K", 32}, {"N", 48}, {"O", 16}}))),
+            2LL * 64 * 48 * (32 + 16));
+  EXPECT_EQ(
+      b2b_flops(plan_of(te::build_workload("attention", {{"BH", 3}, {"L", 100}, {"D", 64}, {"CAUSAL", 0}}))),
+      3LL * 2 * 100 * 100 * (64 + 64));
+  // Causal: row i keeps columns 0..i, 100 * 101 / 2 pairs.
+  EXPECT_EQ(
+      b2b_flops(plan_of(te::build_workload("attention", {{"BH", 3}, {"L", 100}, {"D", 64}, {"CAUSAL", 1}}))),
+      3LL * 2 * (100 * 101 / 2) * (64 + 64));
+  // j < i + 3 over L = 40: row i keeps min(40, i + 3) columns.
+  std::int64_t pairs = 0;
+  for (int i = 0; i < 40; ++i) pairs += std::min(40, i + 3);
+  EXPECT_EQ(b2b_flops(plan_of(masked_attention(40, te::CompareOp::kLt, 3, false))), 2 * pairs * (64 + 64));
+  // i - 2 >= j: row i keeps max(0, i - 1) columns; the first two keep none.
+  pairs = 0;
+  for (int i = 0; i < 40; ++i) pairs += std::max(0, i - 1);
+  EXPECT_EQ(b2b_flops(plan_of(masked_attention(40, te::CompareOp::kGe, -2, true))), 2 * pairs * (64 + 64));
 }
 
 TEST(B2BMask, TheNumeratorAndSumVanishAboveTheDiagonalInTheReference) {
