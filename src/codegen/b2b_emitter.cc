@@ -33,11 +33,10 @@ std::string store_value(te::DType dtype, const std::string& value) {
   return value;
 }
 
-const OnlineStatistic* running_max(const schedule::B2BPlan& plan) {
-  for (const OnlineStatistic& s : plan.statistics) {
-    if (s.kind == OnlineStatistic::Kind::kRunningMax) return &s;
-  }
-  return nullptr;
+// The running max of an online softmax (check_b2b_supported allows one), or nullptr.
+const OnlineStatistic* first_running_max(const schedule::B2BPlan& plan) {
+  const std::vector<const OnlineStatistic*> maxima = plan.running_maxima();
+  return maxima.empty() ? nullptr : maxima.front();
 }
 
 // The registers and buffers of one chunk in flight: GEMM1's accumulator, and GEMM2's operand as a register
@@ -59,7 +58,7 @@ class B2BEmitter {
         key_(key),
         batched_(!plan.first.batch.empty()),
         consumers_(schedule.bm / 64),
-        max_(running_max(plan)) {
+        max_(first_running_max(plan)) {
     // The tiles the kernel computes: GEMM2's operand, the statistics' sources, and what they read. (Tiles
     // such as the normalised softmax are replaced by the numerator and the final row factor.)
     std::set<const te::TensorNode*> needed = {plan_.numerator->get()};

@@ -60,12 +60,8 @@ void check_b2b_supported(const schedule::B2BPlan& plan) {
         refuse("epilogue compute '" + t.name() + "' reads input '" + read.name() + "': not supported yet");
     }
   }
-  if (plan.online()) {
-    int maxima = 0;
-    for (const schedule::OnlineStatistic& s : plan.statistics)
-      maxima += s.kind == schedule::OnlineStatistic::Kind::kRunningMax ? 1 : 0;
-    if (maxima != 1) refuse(std::to_string(maxima) + " running maxima: the kernel keeps one");
-  }
+  if (const std::size_t maxima = plan.running_maxima().size(); plan.online() && maxima != 1)
+    refuse(std::to_string(maxima) + " running maxima: the kernel keeps one");
 }
 
 std::optional<std::string> b2b_kernel_refusal(const te::Program& program) {

@@ -42,16 +42,14 @@ std::optional<std::int64_t> diagonal_of(const te::CompareNode& cond, const te::V
 
 std::optional<std::int64_t> masked_above_diagonal(const B2BPlan& plan) {
   if (!plan.online() || !plan.numerator) return std::nullopt;
-  const OnlineStatistic* max = nullptr;
+  const std::vector<const OnlineStatistic*> maxima = plan.running_maxima();
+  if (maxima.size() != 1) return std::nullopt;
+  const OnlineStatistic* max = maxima.front();
   for (const OnlineStatistic& s : plan.statistics) {
-    if (s.kind == OnlineStatistic::Kind::kRunningMax) {
-      if (max != nullptr) return std::nullopt;
-      max = &s;
-    } else if (!s.source.same_as(*plan.numerator)) {
+    if (&s != max && !s.source.same_as(*plan.numerator))
       return std::nullopt;  // a sum of something else might not vanish above the diagonal
-    }
   }
-  if (max == nullptr || !plan.shift || !plan.shift->same_as(max->tensor)) return std::nullopt;
+  if (!plan.shift || !plan.shift->same_as(max->tensor)) return std::nullopt;
   // The masked tile: select(cond, x, -inf) over [batch.., row, col].
   const te::Tensor& masked = max->source;
   if (masked.is_placeholder() || masked->axes.size() < 2) return std::nullopt;

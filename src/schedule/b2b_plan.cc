@@ -304,6 +304,14 @@ std::set<const te::TensorNode*> direct_reads(const Tensor& t) {
 
 }  // namespace
 
+std::vector<const OnlineStatistic*> B2BPlan::running_maxima() const {
+  std::vector<const OnlineStatistic*> maxima;
+  for (const OnlineStatistic& s : statistics) {
+    if (s.kind == OnlineStatistic::Kind::kRunningMax) maxima.push_back(&s);
+  }
+  return maxima;
+}
+
 B2BPlan plan_b2b(const te::Program& program) {
   std::vector<Contraction> contractions;
   for (const Tensor& t : program.tensors()) {

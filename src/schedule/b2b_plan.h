@@ -56,6 +56,8 @@ struct B2BPlan {
   std::vector<te::Tensor> epilogue;
 
   bool online() const { return shift.has_value(); }
+  /// The statistics that are running maxima, in program order (the fused kernel and the mask take one).
+  std::vector<const OnlineStatistic*> running_maxima() const;
 };
 
 /// Analyses `program` as two chained contractions. Throws CompileError naming the op and the reason when it

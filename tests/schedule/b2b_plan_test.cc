@@ -74,6 +74,7 @@ TEST(B2BPlan, MlpHasNoOnlineStatistics) {
   EXPECT_EQ(plan.first.n, 48);
   EXPECT_EQ(plan.second.k, 48);
   EXPECT_TRUE(plan.statistics.empty());
+  EXPECT_TRUE(plan.running_maxima().empty());
   EXPECT_FALSE(plan.online());
   EXPECT_EQ(plan.numerator->name(), "act");
   EXPECT_EQ(plan.rounded_to, te::DType::bf16);
@@ -91,6 +92,7 @@ TEST(B2BPlan, AttentionSoftmaxBecomesOnline) {
     EXPECT_EQ(plan.statistics[0].kind, Kind::kRunningMax);
     EXPECT_EQ(plan.statistics[1].kind, Kind::kRescaledSum);
     EXPECT_TRUE(plan.statistics[1].shift->same_as(plan.statistics[0].tensor));
+    EXPECT_EQ(plan.running_maxima(), std::vector<const OnlineStatistic*>{&plan.statistics[0]});
     ASSERT_TRUE(plan.online());
     EXPECT_TRUE(plan.shift->same_as(plan.statistics[0].tensor));
     EXPECT_TRUE(plan.divisor->same_as(plan.statistics[1].tensor));
