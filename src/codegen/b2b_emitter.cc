@@ -8,6 +8,7 @@
 #include "codegen/device_prelude.h"
 #include "codegen/expr_emitter.h"
 #include "schedule/b2b_mask.h"
+#include "schedule/schedule.h"
 #include "support/error.h"
 
 namespace comfuse::codegen {
@@ -101,9 +102,10 @@ class B2BEmitter {
       // grid_x counts row blocks; the CTAs that fit an SM at once (two at bm=64 when shared memory allows)
       // stay and stride over them.
       result.launch.persistent = true;
-      constexpr int kSharedPerMultiprocessor = 228 * 1024, kReservedPerCta = 1024;  // sm_90
+      const schedule::TargetLimits limits;
       const bool two =
-          consumers_ == 1 && 2 * (result.launch.shared_bytes + kReservedPerCta) <= kSharedPerMultiprocessor;
+          consumers_ == 1 && 2 * (result.launch.shared_bytes + limits.shared_memory_reserved_per_block) <=
+                                 limits.shared_memory_per_multiprocessor;
       result.launch.ctas_per_multiprocessor = two ? 2 : 1;
     }
 

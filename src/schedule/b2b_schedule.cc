@@ -4,13 +4,13 @@
 #include <optional>
 #include <utility>
 
+#include "schedule/schedule.h"
 #include "support/error.h"
 
 namespace comfuse::schedule {
 namespace {
 
 constexpr int kMinStages = 2, kMaxStages = 6;
-constexpr std::int64_t kMaxSharedBytes = 227 * 1024;  // one CTA's dynamic shared memory on sm_90
 
 std::int64_t k_blocks(const B2BPlan& plan) {
   return (plan.first.k + 63) / 64;
@@ -65,9 +65,9 @@ std::optional<std::string> illegality(const B2BPlan& plan, const B2BSchedule& s)
            ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes";
   }
   const std::int64_t bytes = b2b_shared_bytes(plan, s);
-  if (bytes > kMaxSharedBytes) {
+  if (const std::int64_t most = TargetLimits{}.max_shared_memory_per_block; bytes > most) {
     return to_string(s) + " needs " + std::to_string(bytes) + " bytes of shared memory, above the " +
-           std::to_string(kMaxSharedBytes) + " a CTA has";
+           std::to_string(most) + " a CTA has";
   }
   return std::nullopt;
 }

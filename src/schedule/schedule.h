@@ -79,6 +79,8 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 /// Hard limits of the target the legality checks use.
 struct TargetLimits {
   std::int64_t max_shared_memory_per_block = 227 * 1024;
+  std::int64_t shared_memory_per_multiprocessor = 228 * 1024;  // the CTAs an SM holds at once share it
+  std::int64_t shared_memory_reserved_per_block = 1024;        // by the system, of each resident CTA
   int max_cluster_size = 8;
   int registers_per_consumer_thread = 232;  // after setmaxnreg
 };
