@@ -59,19 +59,17 @@ class Emitter {
   // exp(x) as 2^(x·log2 e) on the hardware's ex2.approx; exp(a - b) (in f32) as one FFMA before it, with
   // b·log2 e computed where b is (once a row for a running max).
   std::string approximate_exp(const te::Expr& argument) {
-    const std::string log2e = float_literal(1.4426950408889634);
+    constexpr double kLog2e = 1.4426950408889634;
+    const std::string log2e = float_literal(kLog2e);
     if (argument.kind() == ExprKind::kBinary && argument.dtype() == DType::f32) {
       const auto* sub = argument.as<te::BinaryNode>();
       if (sub->op == te::BinaryOp::kSub) {
-        // A scaled view takes its factor in the FFMA's constant: exp(c·x - b) = 2^(x·(c·log2 e) - b·log2 e).
-        std::string a = emit(sub->a), a_log2e = log2e;
-        if (sub->a.kind() == ExprKind::kRead) {
-          const auto it = bindings_.scaled_reads.find(sub->a.as<te::ReadNode>()->tensor.get());
-          if (it != bindings_.scaled_reads.end()) {
-            a = it->second.base;
-            a_log2e = float_literal(it->second.factor * 1.4426950408889634);
-          }
-        }
+        // A read bound as a scaled view takes its factor in the FFMA's constant:
+        // exp(c·x - b) = 2^(x·(c·log2 e) - b·log2 e).
+        const std::optional<ScaledValue> scaled =
+            sub->a.kind() == ExprKind::kRead ? emit_scaled(sub->a, bindings_) : std::nullopt;
+        const std::string a = scaled ? scaled->base : emit(sub->a);
+        const std::string a_log2e = scaled ? float_literal(scaled->factor * kLog2e) : log2e;
         return "exp2_approx(fmaf(" + a + ", " + a_log2e + ", -(" + emit(sub->b) + ") * " + log2e + "))";
       }
     }
