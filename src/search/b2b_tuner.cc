@@ -39,8 +39,9 @@ class B2BTuner {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
     const std::vector<schedule::B2BSchedule> space = schedule::b2b_schedule_space(plan_);
     if (space.empty()) {
-      // The emitter says why: it does not generate this program, or the default schedule does not fit it.
-      codegen::emit_b2b_kernel(plan_, schedule::B2BSchedule{}, key_);
+      // Say why: the kernel does not take this program, or even the default schedule does not fit it.
+      codegen::check_b2b_supported(plan_);
+      schedule::check_legal(plan_, schedule::B2BSchedule{});
       throw CompileError("fused back-to-back kernel: no schedule fits workload " + key_);
     }
     for (const schedule::B2BSchedule& s : space) {
