@@ -44,7 +44,7 @@ std::vector<TuningKernel> tuning_kernels(const std::string& name, const te::Shap
                                                          : TuningKernel::Role::kSecondPart;
     kernels.push_back({role, programs[index], [name, shape, index](std::int64_t rows) {
                          te::Shape fewer_rows = shape;
-                         fewer_rows["M"] = rows;
+                         fewer_rows[te::rows_parameter(name)] = rows;
                          return schedule::kernel_programs(te::build_workload(name, fewer_rows)).at(index);
                        }});
   }
