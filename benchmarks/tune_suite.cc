@@ -6,9 +6,10 @@
 //                      [--faults NAME] [--skip-suite] [--fused-only]
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
-// kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2"). The log of the suite run is
-// --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an earlier run).
-// OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files beside it.
+// kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
+// The log of the suite run is OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files
+// beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an
+// earlier run).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,12 +59,11 @@ struct Outcome {
   search::TuneResult result;
 };
 
-// One kernel to tune: a suite row's program, or one part of a back-to-back row run as two kernels.
+// One kernel to tune (search::TuningKernel), with its name in the tables.
 struct Kernel {
   std::string name;  // the row's instance name, with "/part1", "/part2" or "/fused" for a back-to-back row
-  te::Program program;
-  codegen::RowProgramBuilder rebuild;
-  bool fused_b2b = false;  // the whole program as the fused back-to-back kernel
+  search::TuningKernel kernel;
+  bool fused_b2b() const { return kernel.role == search::TuningKernel::Role::kFusedB2B; }
 };
 
 // The kernels a row is tuned as (search::tuning_kernels), named after the row.
@@ -76,7 +76,7 @@ std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
                          : k.role == Role::kSecondPart ? "/part2"
                          : k.role == Role::kFusedB2B   ? "/fused"
                                                        : "";
-    kernels.push_back({name + suffix, std::move(k.program), std::move(k.rebuild), k.role == Role::kFusedB2B});
+    kernels.push_back({name + suffix, std::move(k)});
   }
   return kernels;
 }
@@ -84,10 +84,9 @@ std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
 // Prepares the kernel (inputs, reference), starts the workers and tunes; wall time covers all of it.
 Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double timeout_s = 30) {
   const auto start = Clock::now();
-  const te::Program& program = kernel.program;
   search::IsolationOptions isolation;
   isolation.candidate_timeout_s = timeout_s;
-  search::GpuTuning tuning(program, kernel.rebuild, 1, kernel.fused_b2b, isolation);
+  search::GpuTuning tuning(kernel.kernel, 1, isolation);
   search::IsolatedMeasurer& measurer = tuning.measurer();
   const search::GpuWorkload* workload = tuning.gemm_workload();
   search::TuneResult result = tuning.tune(options);
@@ -162,7 +161,7 @@ int run(const Args& args) {
         continue;
       }
       for (const Kernel& kernel : kernels) {
-        if (args.fused_only && !kernel.fused_b2b) continue;
+        if (args.fused_only && !kernel.fused_b2b()) continue;
         try {
           Outcome outcome = tune_kernel(kernel, options);
           print_row(outcome.summary);

@@ -237,8 +237,7 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       // use a driver its parent initialised. Nothing below may call the driver directly.
       search::IsolationOptions isolation;
       isolation.candidate_timeout_s = parsed.timeout_s;
-      search::GpuTuning tuning(parts[p].program, parts[p].rebuild, parsed.seed,
-                               parts[p].role == search::TuningKernel::Role::kFusedB2B, isolation);
+      search::GpuTuning tuning(parts[p], parsed.seed, isolation);
       search::IsolatedMeasurer& measurer = tuning.measurer();
       runtime::DeviceFingerprint target;
       try {

@@ -8,15 +8,16 @@
 
 #include "search/gpu_runner.h"
 #include "search/tuner.h"
+#include "search/tuning_kernels.h"
 
 namespace comfuse::search {
 
 class GpuTuning {
  public:
-  /// Prepares the workload of `program` (as the fused back-to-back kernel when `fused_b2b`) and forks the
-  /// measurer's supervisor: call before anything in this process touches CUDA.
-  GpuTuning(const te::Program& program, const codegen::RowProgramBuilder& rebuild, std::uint64_t seed,
-            bool fused_b2b, IsolationOptions isolation = {});
+  /// Prepares the workload of `kernel` (the fused back-to-back kernel for its role kFusedB2B, else a
+  /// fused-GEMM kernel) and forks the measurer's supervisor: call before anything in this process touches
+  /// CUDA.
+  GpuTuning(const TuningKernel& kernel, std::uint64_t seed, IsolationOptions isolation = {});
   GpuTuning(const GpuTuning&) = delete;  // the measurer's workers refer to the workload
   GpuTuning& operator=(const GpuTuning&) = delete;
 
