@@ -2,7 +2,7 @@
 // CUPTI; checks every kernel against the CPU reference first. Writes a JSON file and prints a table.
 //
 //   bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log TUNING_LOG]
-//               [--b2b-fused]
+//               [--b2b-fused] [--clock cupti|events]
 //
 // With --log, each kernel is replayed from the tuning log (the winner for its workload key and this GPU);
 // kernels without a record there use the default schedule, and the JSON says which ("schedule_source").
@@ -12,7 +12,8 @@
 // warpgroups where legal (benchmarks/NOTES.md's ping-pong entry). --b2b-fused also runs the fused
 // back-to-back kernel of the two-kernel rows, checks it on the first rows against the reference and reports
 // both times ("unfused_us", "b2b_fused_us"); "ours_us" is the faster correct one, and "plan" says which. Rows
-// without a two-kernel plan (attention) run the fused kernel alone.
+// without a two-kernel plan (attention) run the fused kernel alone. --clock events times with CUDA events
+// around each run instead of CUPTI (launch latency included), for runs under a profiler, which holds CUPTI.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -178,7 +179,7 @@ int run(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] "
                  "[--log FILE] "
-                 "[--b2b-fused]\n";
+                 "[--b2b-fused] [--clock cupti|events]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -186,6 +187,7 @@ int run(int argc, char** argv) {
   std::string variant, log_path;
   std::vector<std::string> only;
   bool b2b_fused = false;
+  runtime::TimingOptions timing;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--b2b-fused") {
@@ -202,6 +204,11 @@ int run(int argc, char** argv) {
       variant = value;
     else if (flag == "--log")
       log_path = value;
+    else if (flag == "--clock" && (value == "cupti" || value == "events"))
+      timing.clock =
+          value == "events" ? runtime::TimingOptions::Clock::kEvents : runtime::TimingOptions::Clock::kCupti;
+    else if (flag == "--clock")
+      throw CompileError("--clock " + value + ": expected cupti or events");
     else
       throw CompileError("unknown flag " + flag);
   }
@@ -223,7 +230,6 @@ int run(int argc, char** argv) {
   runtime::Stream stream(context);
   runtime::KernelTimer timer(context, stream);
   runtime::CublasGemm cublas;
-  runtime::TimingOptions timing;
   timing.repeats = repeats;
   nlohmann::json workloads = nlohmann::json::array();
   std::printf("%-40s %10s %10s %9s %10s %8s %10s\n", "workload", "ours_us", "gemm_us", "ours/gemm",
@@ -310,7 +316,10 @@ int run(int argc, char** argv) {
                            {"fingerprint", runtime::fingerprint_to_json(fingerprint)},
                            {"date", today()},
                            {"variant", variant.empty() ? "default" : variant},
-                           {"timing", "CUPTI kernel durations, median of " + std::to_string(repeats) +
+                           {"timing", std::string(timing.clock == runtime::TimingOptions::Clock::kEvents
+                                                      ? "CUDA event intervals around each run"
+                                                      : "CUPTI kernel durations") +
+                                          ", median of " + std::to_string(repeats) +
                                           " runs, L2 flushed before each, 10 warm-up runs"},
                            {"workloads", workloads}};
   std::ofstream(out_path) << result.dump(1) << "\n";

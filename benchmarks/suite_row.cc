@@ -38,15 +38,17 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
 
 // The fused back-to-back kernel of `whole`: the tuning log's winner for it where there is one, else the
 // default schedule's.
-codegen::KernelSource fused_source(const te::Program& whole, const std::vector<search::TuningRecord>& tuned,
+codegen::KernelSource fused_source(const std::string& name, const te::Program& whole,
+                                   const std::vector<search::TuningRecord>& tuned,
                                    const runtime::DeviceFingerprint& target, bool* from_log) {
   if (!tuned.empty()) {
     try {
       codegen::KernelSource kernel = search::replay(tuned, whole, target).kernel;
       *from_log = true;
       return kernel;
-    } catch (const CompileError&) {
-      // no fused record for this workload and target: the default schedule
+    } catch (const CompileError& error) {
+      // No usable fused record for this workload and target: the default schedule, and why.
+      std::cerr << name << ": fused kernel: default schedule (" << error.what() << ")\n";
     }
   }
   *from_log = false;
@@ -100,7 +102,8 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
     if (b2b_fused && row.parts.size() == 2) {
       row.fused_b2b.emplace(te::build_workload(entry.workload, entry.shape));
       try {
-        row.fused_b2b->source = fused_source(row.fused_b2b->program, tuned, target, &row.fused_b2b->from_log);
+        row.fused_b2b->source =
+            fused_source(row.name, row.fused_b2b->program, tuned, target, &row.fused_b2b->from_log);
       } catch (const CompileError& error) {
         row.fused_b2b->unsupported = error.what();
       }
@@ -111,7 +114,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
     if (b2b_fused) {
       try {
         FusedB2B fused(te::build_workload(entry.workload, entry.shape));
-        fused.source = fused_source(fused.program, tuned, target, &fused.from_log);
+        fused.source = fused_source(row.name, fused.program, tuned, target, &fused.from_log);
         row.flops = schedule::b2b_flops(schedule::plan_b2b(fused.program));
         row.fused_b2b.emplace(std::move(fused));
       } catch (const CompileError&) {

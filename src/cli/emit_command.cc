@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "usage: comfuse emit WORKLOAD [--shape M=…,K=…,N=…] [--schedule FILE.json] [--target sm_90a] -o DIR\n"
     "       comfuse emit WORKLOAD [--shape …] --fused-b2b [--bm 64|128] [--bn1 64|128] [--stages N]\n"
     "                    [--overlap | --pingpong] [--persistent]\n"
-    "                    [--operand registers|shared] -o DIR\n"
+    "                    [--operand registers|shared] [--store direct|tma] -o DIR\n"
     "                    (back-to-back workloads: the fused kernel, GEMM1 → tiles → GEMM2 in one)\n";
 
 std::string read_file(const std::string& path) {
@@ -74,6 +74,13 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
         return 2;
       }
       b2b.operand_in_shared = where == "shared";
+    } else if (arg == "--store" && has_value) {
+      const std::string how = args[++i];
+      if (how != "direct" && how != "tma") {
+        err << "comfuse emit: --store takes direct or tma, not '" << how << "'\n";
+        return 2;
+      }
+      b2b.tma_store = how == "tma";
     } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
       int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {

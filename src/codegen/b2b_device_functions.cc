@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "codegen/device_prelude.h"
 #include "codegen/wgmma_emitter.h"
 
 namespace comfuse::codegen {
@@ -41,15 +42,18 @@ void emit_b2b_device_functions(CodeStream& out, const B2BDeviceFunctions& f) {
   emit_wgmma_ss(out, "wgmma_first", f.bn1, f.operand);
   if (f.operand_in_shared) {
     emit_wgmma_ss(out, "wgmma_second", f.o, f.operand, f.w2_n_major);
-    out.line(
-        "// GEMM2's operand in shared memory: generic-proxy stores made visible to the tensor cores, then");
-    out.line("// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
-    out.line(
-        "__device__ __forceinline__ void operand_ready(int consumer) { asm volatile(\"fence.proxy.async."
-        "shared::cta;\\nbar.sync %0, 128;\" :: \"r\"(4 + consumer) : \"memory\"); }");
   } else {
     emit_wgmma_rs(out, "wgmma_second", f.o, f.operand, f.w2_n_major);
   }
+  if (f.operand_in_shared || f.tma_store) {
+    out.line(
+        "// A warpgroup's stores to shared memory made visible to the async proxy (tensor cores, TMA), then");
+    out.line("// the consumer warpgroup's 128 threads meet (named barrier 4 + consumer) before one issues.");
+    out.line(
+        "__device__ __forceinline__ void shared_ready(int consumer) { asm volatile(\"fence.proxy.async."
+        "shared::cta;\\nbar.sync %0, 128;\" :: \"r\"(4 + consumer) : \"memory\"); }");
+  }
+  if (f.tma_store) out.raw(tma_store_functions());
   if (f.pingpong) {
     out.line("// Turns of the two consumer warpgroups: named barriers 2 and 3, 256 threads each.");
     out.line(

@@ -1,6 +1,7 @@
 // Emission of the fused back-to-back kernel.
 #include "codegen/b2b_emitter.h"
 
+#include <functional>
 #include <set>
 
 #include "codegen/b2b_device_functions.h"
@@ -92,7 +93,9 @@ class B2BEmitter {
     result.params.push_back(
         {KernelParam::Kind::kTmaB, second.b, second.b_k_major ? static_cast<int>(second.n) : 64});
     for (const te::Tensor& output : plan_.program.outputs()) {
-      result.params.push_back({KernelParam::Kind::kOutput, output, 0});
+      // The TMA store writes the one output through its map, in boxes of 64 rows (check_legal).
+      result.params.push_back(s_.tma_store ? KernelParam{KernelParam::Kind::kTmaOut, output, 64}
+                                           : KernelParam{KernelParam::Kind::kOutput, output, 0});
     }
     result.launch.grid_x = static_cast<int>(product(first.batch) * ceil_div(first.m, s_.bm));
     result.launch.block_x = threads();
@@ -137,12 +140,18 @@ class B2BEmitter {
     out.line(
         "__device__ __forceinline__ float exp2_approx(float x) { float y; "
         "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
+    if (tiles_use(te::UnaryOp::kTanh)) {
+      out.line("// tanh on the special-function unit (the tiles' approximate tanh).");
+      out.line(
+          "__device__ __forceinline__ float tanh_approx(float x) { float y; "
+          "asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
+    }
     out.line(
         "constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BN1 * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");
     out.line();
     emit_b2b_device_functions(out, {first.a.dtype(), s_.bn1, static_cast<int>(second.n), !second.b_k_major,
-                                    s_.operand_in_shared, s_.pingpong});
+                                    s_.operand_in_shared, s_.pingpong, s_.tma_store});
     out.line();
     kernel(out, result);
     result.source = out.str();
@@ -155,7 +164,9 @@ class B2BEmitter {
         "const __grid_constant__ TmaDescriptor tma_x, const __grid_constant__ TmaDescriptor "
         "tma_w1, const __grid_constant__ TmaDescriptor tma_w2";
     for (const te::Tensor& output : plan_.program.outputs()) {
-      params += ",\n    " + memory_element_type(output.dtype()) + "* __restrict__ out_" + output.name();
+      params += s_.tma_store
+                    ? ", const __grid_constant__ TmaDescriptor tma_out"
+                    : ",\n    " + memory_element_type(output.dtype()) + "* __restrict__ out_" + output.name();
     }
     // One consumer warpgroup: two CTAs may share an SM (128 registers a thread at launch, rebalanced 24/232).
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads()) + ", " +
@@ -223,6 +234,22 @@ class B2BEmitter {
     out.line();
     consumer(out);
     out.close();
+  }
+
+  // Whether a tile the kernel computes applies `op`.
+  bool tiles_use(te::UnaryOp op) const {
+    std::function<bool(const te::Expr&)> uses = [&](const te::Expr& e) {
+      if (e.kind() == te::ExprKind::kUnary && e.as<te::UnaryNode>()->op == op) return true;
+      bool found = false;
+      te::for_each_child(e, [&](const te::Expr& child) { found = found || uses(child); });
+      return found;
+    };
+    for (const auto* pass : {&first_pass_, &second_pass_}) {
+      for (const te::Tensor& t : *pass) {
+        if (uses(t->body)) return true;
+      }
+    }
+    return false;
   }
 
   // The batch, first row and chunk count of the row block `index` (a C expression).
@@ -366,7 +393,7 @@ class B2BEmitter {
       gemm2_alone(out, kOneChunk, "c");
       out.close();
     }
-    if (s_.persistent) {
+    if (s_.persistent && !s_.tma_store) {
       out.line(
           "// Every GEMM1 of the block is done: X's buffer goes back to the producer for the block after "
           "next.");
@@ -543,7 +570,7 @@ class B2BEmitter {
     ExprBindings bindings;
     bindings.reads[first.tensor.get()] = buffers.acc1 + "[i]";
     // The tiles feed GEMM2's 16-bit operand (and the f32 sums, where a few ulp are far below its rounding).
-    bindings.approximate_exp = true;
+    bindings.approximate_math = true;
     for (const te::Tensor& t : first_pass_) out.line("float a_" + t.name() + "[BN1 / 2];");
     if (max_ != nullptr) out.line("float block_max[2] = {neg_inf(), neg_inf()};");
     out.line("// Tiles that need no statistic" +
@@ -637,7 +664,7 @@ class B2BEmitter {
         "1]);");
     out.close();
     out.close();
-    out.line("operand_ready(consumer);");
+    out.line("shared_ready(consumer);");
   }
 
   std::string read_of(const te::Tensor& t, const ExprBindings& bindings) const {
@@ -726,7 +753,7 @@ class B2BEmitter {
     out.line("const int h = (i >> 1) & 1;");
     out.line("const int grow = m0 + local_row0 + 8 * h;");
     out.line("const int gcol = (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
-    out.line("const bool inb = grow < M && gcol < O;");
+    if (!s_.tma_store) out.line("const bool inb = grow < M && gcol < O;");
     out.line("const float v_" + second.tensor.name() + " = acc2[i]" +
              (plan_.divisor || plan_.multiplier ? " * factor[h]" : "") + ";");
     ExprBindings after;
@@ -740,6 +767,15 @@ class B2BEmitter {
     for (const te::Tensor& output : plan_.program.outputs()) {
       const std::string pending = "pend_" + output.name();
       const std::string value = store_value(output.dtype(), read_of(output, after));
+      if (s_.tma_store) {
+        // X's layout: 64-column boxes of BM rows, 16-byte pieces swizzled by the row (as GEMM2's operand).
+        out.line("const int row = local_row0 + 8 * h, col = gcol - 1, piece = ((col & 63) / 8) ^ (row % 8);");
+        out.line("if ((i & 1) == 0) " + pending + " = " + value + ";");
+        out.line("else *(u32*)(sx + (col / 64) * BM * 64 + row * 64 + piece * 8 + col % 8) = (u32)" +
+                 pending + " | ((u32)" + value + " << 16);");
+        continue;
+      }
+      out.line("if ((i & 1) == 0) " + pending + " = " + value + ";");
       const std::string first = "&out_" + output.name() + "[((size_t)batch * M + grow) * O + gcol - 1]";
       std::string pair;
       if (te::dtype_bytes(output.dtype()) == 2) {
@@ -747,8 +783,29 @@ class B2BEmitter {
       } else {
         pair = "*(float2*)" + first + " = make_float2(" + pending + ", " + value + ")";
       }
-      out.line("if ((i & 1) == 0) " + pending + " = " + value + ";");
       out.line("else if (inb) " + pair + ";");
+    }
+    out.close();
+    if (s_.tma_store) tma_store_tile(out);
+  }
+
+  // The warpgroup's staged 64 x O tile to global memory: fenced and met, then one thread stores its boxes
+  // (none when the rows lie wholly past M) and waits until they have read shared memory, so that X's buffer
+  // can take a later block.
+  void tma_store_tile(CodeStream& out) const {
+    out.line("shared_ready(consumer);");
+    out.open("if ((threadIdx.x & 127) == 0)");
+    out.open("if (m0 + a_row0 < M)");
+    out.line("#pragma unroll");
+    out.open("for (int b = 0; b < (O + 63) / 64; ++b)");
+    out.line("tma_store_2d(&tma_out, sx + b * BM * 64 + a_row0 * 64, 64 * b, batch * M + m0 + a_row0);");
+    out.close();
+    out.line("bulk_commit();");
+    out.line("bulk_wait_read_all();");
+    out.close();
+    if (s_.persistent) {
+      out.line("// The tile has left X's buffer: it goes back to the producer for the block after next.");
+      out.line("mbar_arrive(&empty_x[round & 1]);");
     }
     out.close();
   }

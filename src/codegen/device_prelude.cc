@@ -105,4 +105,17 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
   return kPrelude;
 }
 
+const std::string& tma_store_functions() {
+  static const std::string kFunctions =
+      R"CUDA(__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" :: "l"((u64)desc), "r"(smem_addr(src)), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+)CUDA";
+  return kFunctions;
+}
+
 }  // namespace comfuse::codegen

@@ -135,8 +135,10 @@ class Emitter {
       }
       case ExprKind::kUnary: {
         const auto* n = e.as<te::UnaryNode>();
-        if (bindings_.approximate_exp && n->op == te::UnaryOp::kExp)
+        if (bindings_.approximate_math && n->op == te::UnaryOp::kExp)
           return round_to(dtype, approximate_exp(n->value));
+        if (bindings_.approximate_math && n->op == te::UnaryOp::kTanh)
+          return round_to(dtype, "tanh_approx(" + emit(n->value) + ")");
         const std::string value = emit(n->value);
         if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
         if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";

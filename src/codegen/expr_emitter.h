@@ -29,10 +29,11 @@ struct ExprBindings {
   /// Reads that are also bound as a scaled view (their entry in `reads` is the product): an approximate
   /// exp(read - b) folds the factor into its FFMA.
   std::map<const te::TensorNode*, ScaledValue> scaled_reads;
-  /// exp as the hardware's approximate exponential (ex2.approx of x·log2 e, a few ulp, what Triton lowers exp
-  /// to; exp(a - b) takes one FFMA before it), for values that are rounded to 16 bits before they are used.
-  /// The kernel defines `float exp2_approx(float)`.
-  bool approximate_exp = false;
+  /// exp and tanh on the special-function unit, for values that are rounded to 16 bits before they are used:
+  /// exp as ex2.approx of x·log2 e (a few ulp, what Triton lowers exp to; exp(a - b) takes one FFMA before
+  /// it), tanh as tanh.approx (relative error below 2^-10.9, an eighth of bf16's rounding step). The kernel
+  /// defines `float exp2_approx(float)` and `float tanh_approx(float)`.
+  bool approximate_math = false;
 };
 
 /// The C expression for `e`. Throws InternalError for a read, variable or reduction with no binding: the

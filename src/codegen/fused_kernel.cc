@@ -41,18 +41,14 @@ std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor
 
 }  // namespace
 
-namespace {
-
-runtime::CompiledProgram compile_source(const KernelSource& source) {
+runtime::CompiledProgram compile_kernel_source(const KernelSource& source) {
   runtime::CompileOptions options;
   options.program_name = source.name + ".cu";
   return runtime::compile(source.source, options);
 }
 
-}  // namespace
-
 FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source)
-    : FusedKernel(context, std::move(program), source, compile_source(source)) {}
+    : FusedKernel(context, std::move(program), source, compile_kernel_source(source)) {}
 
 FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, KernelSource source,
                          runtime::CompiledProgram compiled)

@@ -19,6 +19,10 @@ struct DeviceBindings {
   std::unique_ptr<runtime::DeviceBuffer> stash;
 };
 
+/// Compiles `source` for sm_90a as FusedKernel's first constructor does; NVRTC failures are RuntimeErrors
+/// with the log. Needs no device, and calls on several threads may run at once.
+runtime::CompiledProgram compile_kernel_source(const KernelSource& source);
+
 class FusedKernel {
  public:
   /// Compiles `source`, emitted for `program`, for sm_90a and loads it into `context`. NVRTC failures are

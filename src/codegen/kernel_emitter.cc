@@ -202,25 +202,19 @@ class KernelEmitter {
 
   // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
   void tma_store_helpers(CodeStream& out) const {
-    static const char* const kHelpers =
+    out.raw(
         R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
 // 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.
 __device__ __forceinline__ u32 staged_offset(int row, int col) {
   const int box = col >> 6, byte = (col & 63) * 2;
   return (u32)(box * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));
 }
-__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" :: "l"((u64)desc), "r"(smem_addr(src)), "r"(c0), "r"(c1) : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.
+)CUDA");
+    out.raw(tma_store_functions());
+    out.raw(R"CUDA(// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.
 __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar.sync %0, 128;" :: "r"(2 + consumer) : "memory"); }
 
-)CUDA";
-    out.raw(kHelpers);
+)CUDA");
   }
 
   void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "support/error.h"
 
@@ -186,6 +187,7 @@ Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const T
   if (options.repeats < 1) {
     throw CompileError("timing: repeats=" + std::to_string(options.repeats) + " must be at least 1");
   }
+  if (options.clock == TimingOptions::Clock::kEvents) return measure_with_events(launch, options);
   KernelActivity activity;
   for (int run = 0; run < options.warmup; ++run) {
     if (options.flush_l2) flush_l2();
@@ -231,6 +233,28 @@ Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const T
               " records collected); the launch function must enqueue a kernel from this thread");
     }
   }
+  return summarize(std::move(samples));
+}
+
+Timing KernelTimer::measure_with_events(const std::function<void(CUstream)>& launch,
+                                        const TimingOptions& options) {
+  for (int run = 0; run < options.warmup; ++run) {
+    if (options.flush_l2) flush_l2();
+    launch(stream_->get());
+  }
+  std::vector<std::pair<Event, Event>> marks;
+  marks.reserve(static_cast<std::size_t>(options.repeats));
+  for (int run = 0; run < options.repeats; ++run) {
+    if (options.flush_l2) flush_l2();
+    marks.emplace_back(Event(*context_), Event(*context_));
+    marks.back().first.record(*stream_);
+    launch(stream_->get());
+    marks.back().second.record(*stream_);
+  }
+  stream_->synchronize();
+  std::vector<double> samples;
+  samples.reserve(marks.size());
+  for (const auto& [start, end] : marks) samples.push_back(1000.0 * Event::elapsed_ms(start, end));
   return summarize(std::move(samples));
 }
 

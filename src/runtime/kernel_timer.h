@@ -53,6 +53,11 @@ struct TimingOptions {
   int repeats = 100;
   /// Overwrite a buffer of twice the L2 size before every run so that no run finds its inputs in L2.
   bool flush_l2 = true;
+  /// What a sample is: the CUPTI durations of the run's kernels, or the interval between CUDA events
+  /// recorded before and after the run, which also counts launch latency and gaps between kernels (for runs
+  /// under a profiler, which holds CUPTI itself).
+  enum class Clock { kCupti, kEvents };
+  Clock clock = Clock::kCupti;
 };
 
 /// Per-run kernel times, in run order, and their summary.
@@ -72,9 +77,9 @@ struct Timing {
 /// InternalError when there are no samples.
 Timing summarize(std::vector<double> samples_us);
 
-/// Times the kernels a launch function enqueues, by their CUPTI durations: launch overhead and gaps between
+/// Times the kernels a launch function enqueues, by their CUPTI durations (launch overhead and gaps between
 /// kernels are not counted, and neither is the L2 flush, which is a memset rather than a kernel and is queued
-/// outside the tagged region.
+/// outside the tagged region), or by CUDA events around each run (TimingOptions::clock).
 class KernelTimer {
  public:
   /// Times on `stream`; both must outlive the timer. The flush buffer (2x L2) is allocated on first use.
@@ -87,6 +92,7 @@ class KernelTimer {
 
  private:
   void flush_l2();
+  Timing measure_with_events(const std::function<void(CUstream)>& launch, const TimingOptions& options);
 
   const Context* context_;
   const Stream* stream_;

@@ -64,6 +64,23 @@ std::optional<std::string> illegality(const B2BPlan& plan, const B2BSchedule& s)
            " K blocks of K=" + std::to_string(plan.first.k) +
            ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes";
   }
+  if (s.tma_store) {
+    const auto& outputs = plan.program.outputs();
+    if (outputs.size() != 1 || te::dtype_bytes(outputs[0].dtype()) != 2) {
+      return std::string("store=tma stages one 16-bit output tile: the program has ") +
+             std::to_string(outputs.size()) + " output(s), the first " +
+             std::string(te::dtype_name(outputs[0].dtype()));
+    }
+    const std::int64_t o = plan.second.n;
+    if (o % 8 != 0 || (o + 63) / 64 > k_blocks(plan)) {
+      return "store=tma with O=" + std::to_string(o) + " and K=" + std::to_string(plan.first.k) +
+             ": the output tile is staged in X's buffer (O a multiple of 8, at most K rounded up to 64)";
+    }
+    if (!plan.first.batch.empty() && plan.first.m % 64 != 0) {
+      return "store=tma with batches of M=" + std::to_string(plan.first.m) +
+             " rows: a 64-row box past a batch's last row would write into the next batch";
+    }
+  }
   const std::int64_t bytes = b2b_shared_bytes(plan, s);
   if (const std::int64_t most = TargetLimits{}.max_shared_memory_per_block; bytes > most) {
     return to_string(s) + " needs " + std::to_string(bytes) + " bytes of shared memory, above the " +
@@ -81,15 +98,19 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
-  for (bool operand_in_shared : {false, true}) {
-    for (bool persistent : {false, true}) {
-      for (int bm : {64, 128}) {
-        for (int bn1 : {64, 128}) {
-          for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-            for (const auto& [overlap, pingpong] :
-                 {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-              const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared};
-              if (!illegality(plan, s)) space.push_back(s);
+  for (bool tma_store : {false, true}) {
+    for (bool operand_in_shared : {false, true}) {
+      for (bool persistent : {false, true}) {
+        if (tma_store && !persistent) continue;
+        for (int bm : {64, 128}) {
+          for (int bn1 : {64, 128}) {
+            for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
+              for (const auto& [overlap, pingpong] :
+                   {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
+                const B2BSchedule s{stages,     overlap,           bm,       bn1, pingpong,
+                                    persistent, operand_in_shared, tma_store};
+                if (!illegality(plan, s)) space.push_back(s);
+              }
             }
           }
         }
@@ -100,14 +121,16 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
 }
 
 nlohmann::json to_json(const B2BSchedule& s) {
-  return nlohmann::json{{"kernel", "b2b"},
-                        {"bm", s.bm},
-                        {"bn1", s.bn1},
-                        {"stages", s.stages},
-                        {"overlap", s.overlap},
-                        {"pingpong", s.pingpong},
-                        {"persistent", s.persistent},
-                        {"operand", s.operand_in_shared ? "shared" : "registers"}};
+  nlohmann::json json{{"kernel", "b2b"},
+                      {"bm", s.bm},
+                      {"bn1", s.bn1},
+                      {"stages", s.stages},
+                      {"overlap", s.overlap},
+                      {"pingpong", s.pingpong},
+                      {"persistent", s.persistent},
+                      {"operand", s.operand_in_shared ? "shared" : "registers"}};
+  if (s.tma_store) json["store"] = "tma";
+  return json;
 }
 
 bool is_b2b_schedule_json(const nlohmann::json& json) {
@@ -119,7 +142,7 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
     throw CompileError(path + ": not a back-to-back schedule (kernel \"b2b\")");
   for (const auto& [key, value] : json.items()) {
     if (key != "kernel" && key != "stages" && key != "overlap" && key != "bm" && key != "bn1" &&
-        key != "pingpong" && key != "persistent" && key != "operand") {
+        key != "pingpong" && key != "persistent" && key != "operand" && key != "store") {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
@@ -151,6 +174,13 @@ B2BSchedule b2b_schedule_from_json(const nlohmann::json& json, const std::string
     }
     s.operand_in_shared = operand == "shared";
   }
+  if (json.contains("store")) {
+    const nlohmann::json& store = json["store"];
+    if (!store.is_string() || (store != "direct" && store != "tma")) {
+      throw CompileError(path + ".store: expected \"direct\" or \"tma\", not " + store.dump());
+    }
+    s.tma_store = store == "tma";
+  }
   return s;
 }
 
@@ -158,7 +188,7 @@ std::string to_string(const B2BSchedule& s) {
   return "b2b bm=" + std::to_string(s.bm) + " bn1=" + std::to_string(s.bn1) +
          " stages=" + std::to_string(s.stages) + (s.overlap ? " overlap" : "") +
          (s.pingpong ? " pingpong" : "") + (s.persistent ? " persistent" : "") +
-         (s.operand_in_shared ? " operand=shared" : "");
+         (s.operand_in_shared ? " operand=shared" : "") + (s.tma_store ? " store=tma" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -243,7 +243,7 @@ TEST(B2BEmitter, OperandInSharedMemoryFeedsASharedAWgmmaAndCompilesWithoutSpills
       // Each thread's packed pairs go where the register fragment has them, in X's swizzled layout; then the
       // fence and the warpgroup's barrier before GEMM2 reads them through a descriptor.
       EXPECT_NE(text.find("const int piece = (col / 8) ^ (row % 8);"), std::string::npos) << what;
-      EXPECT_NE(text.find("operand_ready(consumer);"), std::string::npos) << what;
+      EXPECT_NE(text.find("shared_ready(consumer);"), std::string::npos) << what;
       EXPECT_NE(text.find("fence.proxy.async.shared::cta"), std::string::npos) << what;
       EXPECT_NE(text.find("wgmma_second(acc2, desc_a, desc_b,"), std::string::npos) << what;
       if (schedule.overlap) {

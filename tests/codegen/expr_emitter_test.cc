@@ -127,14 +127,16 @@ TEST(ExprEmitter, UnaryFunctions) {
   EXPECT_EQ(s.c(-s.i), "(-i)");
 }
 
-TEST(ExprEmitter, ApproximateExpOnlyWhereAsked) {
+TEST(ExprEmitter, ApproximateMathOnlyWhereAsked) {
   Scope s;
-  s.bindings.approximate_exp = true;
+  s.bindings.approximate_math = true;
   EXPECT_EQ(s.c(te::exp(s.a)), "exp2_approx(a * (1.44269502f))");
   EXPECT_EQ(s.c(te::exp(s.h)), "round_bf16(exp2_approx(h * (1.44269502f)))");
   // exp(a - b) in f32: one FFMA before ex2, b's product with log2 e computed where b is.
   EXPECT_EQ(s.c(te::exp(s.a - s.b)), "exp2_approx(fmaf(a, (1.44269502f), -(b) * (1.44269502f)))");
-  EXPECT_EQ(s.c(te::log(s.a)), "logf(a)");  // only exp has an approximate form
+  EXPECT_EQ(s.c(te::tanh(s.a)), "tanh_approx(a)");
+  EXPECT_EQ(s.c(te::tanh(s.h)), "round_bf16(tanh_approx(h))");
+  EXPECT_EQ(s.c(te::log(s.a)), "logf(a)");  // only exp and tanh have approximate forms
   EXPECT_EQ(s.c(te::sigmoid(s.a)), "sigmoid_f32(a)");
 }
 
@@ -165,7 +167,7 @@ TEST(ExprEmitter, ScaledViewsOfPositiveConstants) {
   // A read bound as a scaled view is one; an approximate exp of it minus b takes the factor in its FFMA.
   s.bindings.scaled_reads[s.tb.get()] = ScaledValue{"b0", 0.5};
   EXPECT_EQ(scaled(s.b)->base, "b0");
-  s.bindings.approximate_exp = true;
+  s.bindings.approximate_math = true;
   EXPECT_EQ(s.c(te::exp(s.b - s.a)), "exp2_approx(fmaf(b0, (0.721347511f), -(a) * (1.44269502f)))");
   EXPECT_EQ(s.c(te::exp(s.a - s.b)), "exp2_approx(fmaf(a, (1.44269502f), -(b) * (1.44269502f)))");
 }

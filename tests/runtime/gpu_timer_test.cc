@@ -130,6 +130,26 @@ TEST_F(TimerTest, MeasureKeepsEverySampleAndLeavesTheFlushOut) {
   EXPECT_THROW(timer.measure(busy, {.warmup = 0, .repeats = 0}), CompileError);
 }
 
+TEST_F(TimerTest, EventsClockCountsTheKernelAndTheLaunch) {
+  TimedKernels kernels(context());
+  Stream stream(context());
+  const BusyCalibration calibration(kernels, stream);
+  const int iters = calibration.iters_for(200.0);
+  KernelTimer timer(context(), stream);
+  auto busy = [&](CUstream s) { kernels.busy(s, iters); };
+  const Timing cupti = timer.measure(busy, {.warmup = 5, .repeats = 30});
+  TimingOptions events_options{.warmup = 5, .repeats = 30};
+  events_options.clock = TimingOptions::Clock::kEvents;
+  const Timing events = timer.measure(busy, events_options);
+  ASSERT_EQ(events.samples_us.size(), 30u);
+  // The event interval holds the kernel and its launch: never shorter (events resolve ~0.5 us), and at a
+  // 200 us kernel not much longer.
+  EXPECT_GE(events.median_us, cupti.median_us - 1.0);
+  EXPECT_LE(events.median_us, 1.10 * cupti.median_us + 10.0);
+  std::printf("busy ~200 us: CUPTI median %.3f us, events median %.3f us\n", cupti.median_us,
+              events.median_us);
+}
+
 TEST_F(TimerTest, MedianVariesLittleAcrossFreshProcesses) {
   int short_iters = 0;
   int long_iters = 0;

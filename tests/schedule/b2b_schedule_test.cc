@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "te/error_of.h"
 #include "te/workloads.h"
 
@@ -13,22 +15,34 @@ B2BPlan plan_of(const std::string& workload, const te::Shape& shape) {
   return plan_b2b(te::build_workload(workload, shape));
 }
 
+std::size_t direct_stores(const std::vector<B2BSchedule>& space) {
+  return static_cast<std::size_t>(
+      std::count_if(space.begin(), space.end(), [](const B2BSchedule& s) { return !s.tma_store; }));
+}
+
 TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   const B2BPlan mlp = plan_of("mlp_relu", {{"M", 256}, {"K", 128}, {"N", 256}, {"O", 64}});
   const std::vector<B2BSchedule> space = b2b_schedule_space(mlp);
   // (operand in registers, in shared memory) x (one grid, persistent) x bm x bn1 x stages 2..6 x (one chunk
   // at a time, overlap), and ping-pong at bm=128; less the two persistent bm=128 bn1=128 overlapped schedules
-  // at 5 and 6 stages whose two operand buffers do not fit.
-  ASSERT_EQ(space.size(), 198u);
+  // at 5 and 6 stages whose two operand buffers do not fit; then the persistent ones again with the TMA
+  // store (O=64 fits X's two 64-column boxes).
+  ASSERT_EQ(space.size(), 198u + 98u);
   EXPECT_EQ(space.front(), (B2BSchedule{2, false, 64, 64}));
-  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true, true, true}));
+  EXPECT_EQ(space[197], (B2BSchedule{6, false, 128, 128, true, true, true}));
+  EXPECT_EQ(space.back(), (B2BSchedule{6, false, 128, 128, true, true, true, true}));
+  const auto staged =
+      std::count_if(space.begin(), space.end(), [](const B2BSchedule& s) { return s.tma_store; });
+  const auto persistent = std::count_if(space.begin(), space.end(),
+                                        [](const B2BSchedule& s) { return s.persistent && !s.tma_store; });
+  EXPECT_EQ(staged, persistent);
   for (const B2BSchedule& s : space) EXPECT_NO_THROW(check_legal(mlp, s)) << to_string(s);
   // K=256 is four K blocks: fewer stages cannot hold a chunk's W1 boxes.
   const B2BPlan wide = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 64}});
   for (const B2BSchedule& s : b2b_schedule_space(wide)) EXPECT_GE(s.stages, 4);
   // Persistent CTAs keep two X blocks (64 KB each at bm=128): six of their bm=128 bn1=128 schedules do not
   // fit, and with the operand in shared memory five more.
-  EXPECT_EQ(b2b_schedule_space(wide).size(), 2 * 54u - 5);
+  EXPECT_EQ(direct_stores(b2b_schedule_space(wide)), 2 * 54u - 5);
   // O=256: one warpgroup per CTA cannot hold the accumulator at two CTAs an SM, and bn1=128 needs more shared
   // memory than a CTA has (64 KB of X, 16 KB a stage from 4 stages on, two 64 KB W2 buffers).
   const B2BPlan tall = plan_of("mlp_relu", {{"M", 256}, {"K", 256}, {"N", 256}, {"O", 256}});
@@ -39,7 +53,7 @@ TEST(B2BSchedule, SpaceHoldsEveryLegalTileStageCountAndOverlap) {
   }
   // bn1=64, stages 4..6, the three ways of running chunks; persistent (two X blocks) only at stages 4, and
   // not with the operand in shared memory.
-  EXPECT_EQ(tall_space.size(), 2 * 12u - 3);
+  EXPECT_EQ(direct_stores(tall_space), 2 * 12u - 3);
 }
 
 TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
@@ -81,6 +95,18 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
   j["operand"] = "global";
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }),
             "schedule.operand: expected \"registers\" or \"shared\", not \"global\"");
+  // The store is written only when it is the TMA store: direct-store records read as before the knob.
+  EXPECT_FALSE(to_json(B2BSchedule{}).contains("store"));
+  const B2BSchedule staged{4, true, 64, 128, false, true, false, true};
+  EXPECT_EQ(to_json(staged).at("store"), "tma");
+  EXPECT_EQ(b2b_schedule_from_json(nlohmann::json::parse(to_json(staged).dump())), staged);
+  EXPECT_EQ(to_string(staged), "b2b bm=64 bn1=128 stages=4 overlap persistent store=tma");
+  j = to_json(B2BSchedule{});
+  j["store"] = "direct";
+  EXPECT_EQ(b2b_schedule_from_json(j), B2BSchedule{});
+  j["store"] = "async";
+  EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }),
+            "schedule.store: expected \"direct\" or \"tma\", not \"async\"");
   j = to_json(B2BSchedule{});
   j.erase("stages");
   EXPECT_EQ(te::error_of([&] { b2b_schedule_from_json(j); }), "schedule: missing field 'stages'");
@@ -89,6 +115,35 @@ TEST(B2BSchedule, JsonRoundTripAndStrictParsing) {
               b2b_schedule_from_json(nlohmann::json{{"bm", 128}});
             }),
             "schedule: not a back-to-back schedule (kernel \"b2b\")");
+}
+
+TEST(B2BSchedule, TheTmaStoreNeedsOneSixteenBitOutputThatFitsXsBuffer) {
+  B2BSchedule staged{4, false, 128, 64, false, true, false, true};
+  EXPECT_NO_THROW(check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}), staged));
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 64}, {"N", 200}, {"O", 128}}), staged);
+      }),
+      "fused back-to-back kernel: store=tma with O=128 and K=64: the output tile is staged in X's buffer "
+      "(O a multiple of 8, at most K rounded up to 64)");
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 64}, {"N", 200}, {"O", 36}}), staged);
+      }),
+      "fused back-to-back kernel: store=tma with O=36 and K=64: the output tile is staged in X's buffer "
+      "(O a multiple of 8, at most K rounded up to 64)");
+  // Batches of rows: a box past a batch's last row would land in the next batch.
+  EXPECT_NO_THROW(
+      check_legal(plan_of("attention", {{"BH", 2}, {"L", 192}, {"D", 64}, {"CAUSAL", 1}}), staged));
+  EXPECT_EQ(
+      te::error_of([&] {
+        check_legal(plan_of("attention", {{"BH", 2}, {"L", 100}, {"D", 64}, {"CAUSAL", 0}}), staged);
+      }),
+      "fused back-to-back kernel: store=tma with batches of M=100 rows: a 64-row box past a batch's last "
+      "row would write into the next batch");
+  for (const B2BSchedule& s :
+       b2b_schedule_space(plan_of("target_attention", {{"BH", 4}, {"LQ", 32}, {"LK", 256}, {"D", 64}})))
+    EXPECT_FALSE(s.tma_store) << to_string(s);
 }
 
 TEST(B2BSchedule, IllegalKnobsAreNamed) {

@@ -32,7 +32,7 @@ class B2BTimes : public Measurer {
     if (request.b2b->stages == 3) return {RecordStatus::kWrongAnswer, "simulated wrong answer", {}, 0.5};
     const schedule::B2BSchedule& s = *request.b2b;
     const double us = base_ - s.stages - (s.overlap ? 5 : 0) - (s.bn1 == 128 ? 2 : 0) - (s.bm == 64 ? 1 : 0) -
-                      (s.persistent ? 3 : 0);
+                      (s.persistent ? 3 : 0) - (s.tma_store ? 1 : 0);
     return {RecordStatus::kOk, "", std::vector<double>(static_cast<std::size_t>(request.repeats), us), 0};
   }
   std::optional<double> gemm_alone_us(int) override { return std::nullopt; }
@@ -54,13 +54,14 @@ TEST(B2BTuner, MeasuresTheWholeSpaceAndPicksTheFastestCorrectSchedule) {
   B2BTimes measurer(100);
   const TuneResult result = tune_b2b(small_mlp(), measurer, fake_options());
   ASSERT_TRUE(result.winner.b2b.has_value());
-  EXPECT_EQ(*result.winner.b2b, (schedule::B2BSchedule{6, true, 64, 128, false, true}));
-  EXPECT_DOUBLE_EQ(*result.winner.median_us, 100 - 6 - 5 - 2 - 1 - 3);
+  EXPECT_EQ(*result.winner.b2b, (schedule::B2BSchedule{6, true, 64, 128, false, true, false, true}));
+  EXPECT_DOUBLE_EQ(*result.winner.median_us, 100 - 6 - 5 - 2 - 1 - 3 - 1);
   // operand x persistent x bm x bn1 x stages 2..6 x overlap, and ping-pong at bm=128 (the operand's place
-  // does not change this fake's times: in a tie the one in registers, first in canonical order, stays).
-  EXPECT_EQ(result.space, 200);
-  EXPECT_EQ(result.measured, 200);
-  EXPECT_EQ(result.failed, 40);  // stages=3, every way of running chunks, tile size, grid and operand
+  // does not change this fake's times: in a tie the one in registers, first in canonical order, stays); then
+  // the 100 persistent ones again with the TMA store.
+  EXPECT_EQ(result.space, 300);
+  EXPECT_EQ(result.measured, 300);
+  EXPECT_EQ(result.failed, 60);  // stages=3, every way of running chunks, tile size, grid, operand and store
   for (const TuningRecord& r : result.records) {
     ASSERT_TRUE(r.b2b.has_value());
     EXPECT_EQ(r.workload.key, te::workload_key(small_mlp()));
@@ -94,7 +95,7 @@ TEST(B2BTuner, RecordsRoundTripAndReplayIntoTheSameKernel) {
   EXPECT_EQ(*replayed.record.b2b, *winner.b2b);
   EXPECT_EQ(sha256_hex(replayed.kernel.source), winner.source_sha256);
   EXPECT_NE(replayed.kernel.source.find(
-                "fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap persistent (GEMMs"),
+                "fused back-to-back kernel, b2b bm=64 bn1=128 stages=6 overlap persistent store=tma (GEMMs"),
             std::string::npos);
 }
 
@@ -121,16 +122,16 @@ std::vector<TuningRecord> part_records(double first_us, double second_us) {
 TEST(B2BChoice, TheFusedKernelRunsOnlyWhereItBeatsTheTwoKernels) {
   B2BTimes measurer(100);
   const std::vector<TuningRecord> fused =
-      tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 83 us
+      tune_b2b(small_mlp(), measurer, fake_options()).records;  // best 82 us
 
   std::vector<TuningRecord> losing = fused;
   for (TuningRecord& r : part_records(40, 30)) losing.push_back(std::move(r));
   const B2BChoice loses = choose_b2b(losing, small_mlp(), h200());
   EXPECT_FALSE(loses.fused);
-  EXPECT_DOUBLE_EQ(*loses.fused_us, 83);
+  EXPECT_DOUBLE_EQ(*loses.fused_us, 82);
   EXPECT_DOUBLE_EQ(*loses.unfused_us, 70);
   EXPECT_EQ(loses.reason,
-            "two kernels: the fused kernel loses, 83.0 us fused against 70.0 us for the two kernels "
+            "two kernels: the fused kernel loses, 82.0 us fused against 70.0 us for the two kernels "
             "(40.0 us + 30.0 us)");
 
   std::vector<TuningRecord> winning = fused;
