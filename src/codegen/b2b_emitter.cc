@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/b2b_device_functions.h"
+#include "codegen/b2b_walk.h"
 #include "codegen/code_stream.h"
 #include "codegen/device_prelude.h"
 #include "codegen/expr_emitter.h"
@@ -60,6 +61,7 @@ class B2BEmitter {
         key_(key),
         batched_(!plan.first.batch.empty()),
         consumers_(schedule.bm / 64),
+        walk_(plan, schedule),
         max_(first_running_max(plan)) {
     // The tiles the kernel computes: GEMM2's operand, the statistics' sources, and what they read. (Tiles
     // such as the normalised softmax are replaced by the numerator and the final row factor.)
@@ -207,7 +209,7 @@ class B2BEmitter {
       out.line("u64* full_x = empty_b + 2;");
     }
     out.line("const int warpgroup = threadIdx.x / 128;");
-    if (!s_.persistent) block_mapping(out, "blockIdx.x");
+    if (!s_.persistent) walk_.block_mapping(out, "blockIdx.x");
     out.open("if (threadIdx.x == 0)");
     out.open("for (int s = 0; s < STAGES; ++s)");
     out.line("mbar_init(&full_a[s], 1);");
@@ -230,7 +232,7 @@ class B2BEmitter {
     out.line("__syncthreads();");
     if (!s_.persistent) out.line("(void)batch;");
     out.line();
-    producer(out);
+    walk_.producer(out, producer_registers());
     out.line();
     consumer(out);
     out.close();
@@ -250,91 +252,6 @@ class B2BEmitter {
       }
     }
     return false;
-  }
-
-  // The batch, first row and chunk count of the row block `index` (a C expression).
-  void block_mapping(CodeStream& out, const std::string& index) const {
-    if (const std::optional<std::int64_t> diagonal = schedule::masked_above_diagonal(plan_)) {
-      out.line(
-          "// Under the mask the last row blocks walk the most chunks: they start first, every batch's at "
-          "once.");
-      out.line("const int batch = " + index + " % BATCH;");
-      out.line("const int m0 = (M_BLOCKS - 1 - " + index +
-               " / BATCH) * BM;  // first row of the block in its batch");
-      out.line("// The mask removes chained column j > row + " + std::to_string(*diagonal) +
-               ": chunks wholly above the block's last row add nothing and are skipped.");
-      out.line("const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (" + std::to_string(*diagonal) +
-               ")) / BN1 + 1);");
-    } else {
-      out.line("const int batch = " + index + " / M_BLOCKS;");
-      out.line("const int m0 = (" + index + " % M_BLOCKS) * BM;  // first row of the block within its batch");
-      out.line("const int chunks = CHUNKS;");
-    }
-  }
-
-  // A persistent CTA's walk over its row blocks: `round` counts them (X's buffer and its barriers' phase),
-  // `q` the chunks of the blocks before (the W1 ring's and W2's buffers and phases run on across blocks).
-  void open_block_loop(CodeStream& out) const {
-    out.line("int q = 0, round = 0;");
-    out.open("for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)");
-    block_mapping(out, "block");
-    out.line("u16* sx = sx_buf + (round & 1) * K_BLOCKS * BM * BK;");
-  }
-
-  // Chunk `chunk` of this block as a chunk of the CTA's whole walk (the same when not persistent).
-  std::string walked(const std::string& chunk) const { return s_.persistent ? "(q + " + chunk + ")" : chunk; }
-
-  void producer(CodeStream& out) const {
-    const bool w2_k_major = plan_.second.b_k_major;
-    out.open("if (warpgroup == 0)");
-    out.line(
-        "// Producer: X's rows once; per chunk of BN1 chained columns, W1's rows by K blocks, then W2's "
-        "part.");
-    out.line("// Operands are 2-D views [BATCH * rows, columns]: a batch's rows start at batch * rows.");
-    out.line("regs_decrease<" + std::to_string(producer_registers()) + ">();");
-    out.open("if (threadIdx.x == 0)");
-    out.line("tma_prefetch_descriptor(&tma_x);");
-    out.line("tma_prefetch_descriptor(&tma_w1);");
-    out.line("tma_prefetch_descriptor(&tma_w2);");
-    std::string full_x = "full_x";
-    if (s_.persistent) {
-      open_block_loop(out);
-      out.line("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);");
-      full_x = "&full_x[round & 1]";
-    }
-    out.line("mbar_expect_tx(" + full_x + ", X_BYTES);");
-    out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("tma_load_2d(sx + kb * BM * BK, &tma_x, " + full_x + ", kb * BK, batch * M + m0);");
-    out.close();
-    out.open("for (int c = 0; c < chunks; ++c)");
-    out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("const int it = " + walked("c") + " * K_BLOCKS + kb;");
-    out.line("const int s = it % STAGES;");
-    out.line("mbar_wait(&empty_a[s], ((it / STAGES) & 1) ^ 1);");
-    out.line("mbar_expect_tx(&full_a[s], W1_BYTES);");
-    out.line("tma_load_2d(ring + s * BN1 * BK, &tma_w1, &full_a[s], kb * BK, batch * N + c * BN1);");
-    out.close();
-    out.line("const int b = " + walked("c") + " & 1;");
-    out.line("mbar_wait(&empty_b[b], ((" + walked("c") + " >> 1) & 1) ^ 1);");
-    out.line("mbar_expect_tx(&full_b[b], W2_BYTES);");
-    out.open("for (int j = 0; j < BN1 / 64; ++j)");
-    out.line("u16* box = sw2 + (b * BN1 / 64 + j) * O * 64;  // rows or columns c * BN1 + 64 j on");
-    if (w2_k_major) {
-      out.line("tma_load_2d(box, &tma_w2, &full_b[b], c * BN1 + j * 64, batch * O);");
-    } else {
-      out.open("for (int d = 0; d < O / 64; ++d)");
-      out.line("tma_load_2d(box + d * 64 * 64, &tma_w2, &full_b[b], d * 64, batch * N + c * BN1 + j * 64);");
-      out.close();
-    }
-    out.close();
-    out.close();
-    if (s_.persistent) {
-      out.line("q += chunks;");
-      out.close();
-    }
-    out.close();
-    out.line("return;");
-    out.close();
   }
 
   // Binds a tensor's iteration axes: [batch, row, column] or [row, column] (or [batch, row] / [row] for row
@@ -365,7 +282,7 @@ class B2BEmitter {
     if (s_.persistent) {
       // The turns run on across blocks: consumer 1 gives the first one once.
       if (s_.pingpong) out.line("if (consumer == 1) turn_pass(0);");
-      open_block_loop(out);
+      walk_.open_block_loop(out);
     }
     out.line("float acc2[O / 2];");
     if (max_ != nullptr) {
@@ -529,7 +446,7 @@ class B2BEmitter {
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("const int it = " + walked(chunk) + " * K_BLOCKS + kb;");
+    out.line("const int it = " + walk_.walked(chunk) + " * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&full_a[s], (it / STAGES) & 1);");
     out.line("#pragma unroll");
@@ -545,7 +462,7 @@ class B2BEmitter {
   // After GEMM1 of `chunk` completed: its ring stages go back to the producer.
   void release_gemm1(CodeStream& out, const std::string& chunk) const {
     out.open("if ((threadIdx.x & 127) == 0)");
-    out.line("for (int kb = 0; kb < K_BLOCKS; ++kb) mbar_arrive(&empty_a[(" + walked(chunk) +
+    out.line("for (int kb = 0; kb < K_BLOCKS; ++kb) mbar_arrive(&empty_a[(" + walk_.walked(chunk) +
              " * K_BLOCKS + kb) % STAGES]);");
     out.close();
   }
@@ -677,12 +594,13 @@ class B2BEmitter {
   // may be in flight then); one commit group, which the caller waits for.
   void issue_gemm2(CodeStream& out, const ChunkBuffers& buffers, const std::string& chunk) const {
     const bool k_major = plan_.second.b_k_major;
-    out.line("mbar_wait(&full_b[(" + walked(chunk) + ") & 1], ((" + walked(chunk) + ") >> 1) & 1);");
+    out.line("mbar_wait(&full_b[(" + walk_.walked(chunk) + ") & 1], ((" + walk_.walked(chunk) +
+             ") >> 1) & 1);");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int s = 0; s < BN1 / 16; ++s)");
     // k16 step s reads box s / 4 of the chunk's W2 buffer, at its 16-element step s % 4.
-    const std::string box = "sw2 + (((" + walked(chunk) + ") & 1) * BN1 / 64 + s / 4) * O * 64";
+    const std::string box = "sw2 + (((" + walk_.walked(chunk) + ") & 1) * BN1 / 64 + s / 4) * O * 64";
     if (k_major) {
       out.line("const u64 desc_b = smem_descriptor_sw128(" + box + " + (s % 4) * 16);");
     } else {
@@ -710,7 +628,7 @@ class B2BEmitter {
   }
 
   void release_gemm2(CodeStream& out, const std::string& chunk) const {
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_b[(" + walked(chunk) + ") & 1]);");
+    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_b[(" + walk_.walked(chunk) + ") & 1]);");
   }
 
   // The statistics' final values, the operand's row factor, GEMM2's epilogue and the store.
@@ -820,6 +738,7 @@ class B2BEmitter {
   const std::string& key_;
   const bool batched_;
   const int consumers_;
+  const B2BWalk walk_;  // the row blocks' mapping and loop, and the producer
   // The running max of an online softmax (attention), or nullptr (MLPs): what splits the tiles into two
   // passes and rescales the accumulator.
   const OnlineStatistic* const max_;

@@ -208,7 +208,8 @@ TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
       // Producer and consumers walk the same blocks; X has two buffers, the ring and W2 run on across blocks.
       EXPECT_EQ(count(text, "for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)"), 2)
           << what;
-      EXPECT_NE(text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);"), std::string::npos);
+      EXPECT_NE(text.find("mbar_wait(&empty_x[next_round & 1], ((next_round >> 1) & 1) ^ 1);"),
+                std::string::npos);
       EXPECT_NE(text.find("mbar_wait(&full_x[round & 1], (round >> 1) & 1);"), std::string::npos);
       EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"),
                 std::string::npos);
@@ -252,6 +253,40 @@ TEST(B2BEmitter, OperandInSharedMemoryFeedsASharedAWgmmaAndCompilesWithoutSpills
       expect_compiles_without_spills(source, what);
     }
   }
+}
+
+TEST(B2BEmitter, TheTmaStoreStagesTheTileInXsBufferAndCompilesWithoutSpills) {
+  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
+           {"attention", {{"BH", 2}, {"L", 192}, {"D", 64}, {"CAUSAL", 1}}},
+           {"mlp_gelu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
+    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
+    for (const B2BSchedule& schedule : {B2BSchedule{4, true, 128, 128, false, true, true, true},
+                                        B2BSchedule{3, false, 128, 64, true, true, false, true},
+                                        B2BSchedule{4, false, 64, 64, false, true, false, true}}) {
+      const std::string what = workload + " " + schedule::to_string(schedule);
+      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
+      const std::string& text = source.source;
+      // The output leaves through its TMA map, not a pointer; X's buffer goes back only after the store
+      // has read it.
+      EXPECT_NE(text.find("const __grid_constant__ TmaDescriptor tma_out"), std::string::npos) << what;
+      EXPECT_EQ(text.find("* __restrict__ out_"), std::string::npos) << what;
+      EXPECT_EQ(source.params.back().kind, KernelParam::Kind::kTmaOut) << what;
+      const std::size_t store = text.find("tma_store_2d(&tma_out, sx + b * BM * 64 + a_row0 * 64");
+      const std::size_t read = text.find("bulk_wait_read_all();", store);
+      const std::size_t give_back = text.find("mbar_arrive(&empty_x[round & 1]);", read);
+      EXPECT_NE(store, std::string::npos) << what;
+      EXPECT_NE(read, std::string::npos) << what;
+      EXPECT_NE(give_back, std::string::npos) << what;
+      EXPECT_EQ(text.find("mbar_arrive(&empty_x[round & 1])"), give_back) << what << ": given back once";
+      expect_compiles_without_spills(source, what);
+    }
+  }
+  // The direct store has none of it.
+  const schedule::B2BPlan mlp =
+      schedule::plan_b2b(te::build_workload("mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}));
+  const std::string direct = emit_b2b_kernel(mlp, B2BSchedule{4, false, 128, 64, false, true}, kKey).source;
+  EXPECT_EQ(direct.find("tma_store_2d"), std::string::npos);
+  EXPECT_NE(direct.find("* __restrict__ out_"), std::string::npos);
 }
 
 TEST(B2BEmitter, SameInputsSameSource) {

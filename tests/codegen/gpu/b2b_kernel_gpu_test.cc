@@ -151,7 +151,7 @@ TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReferenceWithTheOperandInShared
 TEST_F(B2BKernelGpuTest, MlpsAndAttentionMatchTheReferenceWithTheTmaStore) {
   // Persistent grids, the operand in either place; not the few-query attention (32 rows a batch) nor O above
   // K (the MLP at O=40, K=136 fits; the one at O=256, K=256 too).
-  EXPECT_GE(check_every_schedule(false, true) + check_every_schedule(true, true), 100);
+  EXPECT_GE(check_every_schedule(false, true) + check_every_schedule(true, true), 80);
 }
 
 }  // namespace
