@@ -48,18 +48,16 @@ void B2BWalk::producer(CodeStream& out, int registers) const {
   out.line("tma_prefetch_descriptor(&tma_x);");
   out.line("tma_prefetch_descriptor(&tma_w1);");
   out.line("tma_prefetch_descriptor(&tma_w2);");
+  std::string full_x = "full_x";
   if (s_.persistent) {
-    out.line("// X of the CTA's first block now; each later block's X halfway through the block before it.");
-    out.open("");
-    load_next_x(out, "blockIdx.x", "0");
-    out.close();
     open_block_loop(out);
-  } else {
-    out.line("mbar_expect_tx(full_x, X_BYTES);");
-    out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("tma_load_2d(sx + kb * BM * BK, &tma_x, full_x, kb * BK, batch * M + m0);");
-    out.close();
+    out.line("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);");
+    full_x = "&full_x[round & 1]";
   }
+  out.line("mbar_expect_tx(" + full_x + ", X_BYTES);");
+  out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
+  out.line("tma_load_2d(sx + kb * BM * BK, &tma_x, " + full_x + ", kb * BK, batch * M + m0);");
+  out.close();
   out.open("for (int c = 0; c < chunks; ++c)");
   out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
   out.line("const int it = " + walked("c") + " * K_BLOCKS + kb;");
@@ -81,11 +79,6 @@ void B2BWalk::producer(CodeStream& out, int registers) const {
     out.close();
   }
   out.close();
-  if (s_.persistent) {
-    out.open("if (c == chunks / 2 && block + (int)gridDim.x < BLOCKS)");
-    load_next_x(out, "(block + (int)gridDim.x)", "round + 1");
-    out.close();
-  }
   out.close();
   if (s_.persistent) {
     out.line("q += chunks;");
@@ -94,20 +87,6 @@ void B2BWalk::producer(CodeStream& out, int registers) const {
   out.close();
   out.line("return;");
   out.close();
-}
-
-// A persistent producer's load of row block `index` (walked as `round`) into X's buffer round & 1, once
-// the block two before it has given the buffer back. Declares the block's mapping: the caller opens a scope.
-void B2BWalk::load_next_x(CodeStream& out, const std::string& index, const std::string& round) const {
-  block_mapping(out, index);
-  out.line("const int next_round = " + round + ";");
-  out.line("mbar_wait(&empty_x[next_round & 1], ((next_round >> 1) & 1) ^ 1);");
-  out.line("mbar_expect_tx(&full_x[next_round & 1], X_BYTES);");
-  out.line("u16* next_x = sx_buf + (next_round & 1) * K_BLOCKS * BM * BK;");
-  out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-  out.line("tma_load_2d(next_x + kb * BM * BK, &tma_x, &full_x[next_round & 1], kb * BK, batch * M + m0);");
-  out.close();
-  out.line("(void)chunks;");
 }
 
 }  // namespace comfuse::codegen

@@ -27,8 +27,6 @@ class B2BWalk {
   void producer(CodeStream& out, int registers) const;
 
  private:
-  void load_next_x(CodeStream& out, const std::string& index, const std::string& round) const;
-
   const schedule::B2BPlan& plan_;
   const schedule::B2BSchedule& s_;
 };

@@ -1,5 +1,5 @@
 // The fused back-to-back kernel's walk over row blocks and its producer: the block mapping with and without a
-// causal mask, the persistent loop, and when the producer loads each block's X.
+// causal mask, the persistent loop, and where the producer loads each block's X.
 #include "codegen/b2b_walk.h"
 
 #include <gtest/gtest.h>
@@ -35,34 +35,31 @@ TEST(B2BWalk, PlainBlocksGoInOrderAndCausalOnesLongestFirst) {
   EXPECT_TRUE(has(masked.str(), "const int chunks = min(CHUNKS, max(0, m0 + BM - 1 + (0)) / BN1 + 1);"));
 }
 
-TEST(B2BWalk, PersistentProducerLoadsTheNextBlocksXHalfwayThroughThisOne) {
+TEST(B2BWalk, PersistentProducerLoadsEachBlocksXIntoTheBufferItsRoundNames) {
   const schedule::B2BPlan mlp = plan_of("mlp_relu", {{"M", 1024}, {"K", 128}, {"N", 512}, {"O", 128}});
-  const B2BSchedule persistent{4, false, 128, 128, true, true};
-  const B2BWalk walk(mlp, persistent);
+  const B2BWalk walk(mlp, B2BSchedule{4, false, 128, 128, true, true});
   EXPECT_EQ(walk.walked("c"), "(q + c)");
   CodeStream out;
   walk.producer(out, 40);
   const std::string text = out.str();
   EXPECT_TRUE(has(text, "regs_decrease<40>();"));
-  // The first block's X before the loop, each next one at the block's middle chunk, into the other buffer.
-  const std::size_t first = text.find("const int next_round = 0;");
+  // Each block's X at the block's start, once the block two before has given the buffer back; the W1 ring
+  // and W2's buffers count chunks over the whole walk.
   const std::size_t loop =
       text.find("for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)");
-  const std::size_t next = text.find("if (c == chunks / 2 && block + (int)gridDim.x < BLOCKS)");
-  ASSERT_NE(first, std::string::npos);
+  const std::size_t wait = text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);");
+  const std::size_t load = text.find("tma_load_2d(sx + kb * BM * BK, &tma_x, &full_x[round & 1], kb * BK");
   ASSERT_NE(loop, std::string::npos);
-  ASSERT_NE(next, std::string::npos);
-  EXPECT_LT(first, loop);
-  EXPECT_LT(loop, next);
-  EXPECT_TRUE(has(text.substr(next), "const int batch = (block + (int)gridDim.x) / M_BLOCKS;"));
-  EXPECT_TRUE(has(text.substr(next), "const int next_round = round + 1;"));
-  EXPECT_TRUE(has(text, "mbar_wait(&empty_x[next_round & 1], ((next_round >> 1) & 1) ^ 1);"));
+  EXPECT_LT(loop, wait);
+  EXPECT_LT(wait, load);
+  EXPECT_TRUE(has(text, "const int it = (q + c) * K_BLOCKS + kb;"));
+  EXPECT_TRUE(has(text, "q += chunks;"));
 
   // One CTA a block: X once, at the start, into its one buffer.
   CodeStream once;
   B2BWalk(mlp, B2BSchedule{4, false, 128, 128}).producer(once, 40);
   EXPECT_TRUE(has(once.str(), "tma_load_2d(sx + kb * BM * BK, &tma_x, full_x, kb * BK, batch * M + m0);"));
-  EXPECT_FALSE(has(once.str(), "next_round"));
+  EXPECT_FALSE(has(once.str(), "q += chunks;"));
 }
 
 }  // namespace
