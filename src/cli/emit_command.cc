@@ -67,20 +67,17 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
       b2b.pingpong = true;
     } else if (arg == "--persistent") {
       b2b.persistent = true;
-    } else if (arg == "--operand" && has_value) {
-      const std::string where = args[++i];
-      if (where != "registers" && where != "shared") {
-        err << "comfuse emit: --operand takes registers or shared, not '" << where << "'\n";
+    } else if ((arg == "--operand" || arg == "--store") && has_value) {
+      // Two-valued knobs: the first value is the default (false), the second sets the knob.
+      const bool operand = arg == "--operand";
+      const char* off = operand ? "registers" : "direct";
+      const char* on = operand ? "shared" : "tma";
+      const std::string value = args[++i];
+      if (value != off && value != on) {
+        err << "comfuse emit: " << arg << " takes " << off << " or " << on << ", not '" << value << "'\n";
         return 2;
       }
-      b2b.operand_in_shared = where == "shared";
-    } else if (arg == "--store" && has_value) {
-      const std::string how = args[++i];
-      if (how != "direct" && how != "tma") {
-        err << "comfuse emit: --store takes direct or tma, not '" << how << "'\n";
-        return 2;
-      }
-      b2b.tma_store = how == "tma";
+      (operand ? b2b.operand_in_shared : b2b.tma_store) = value == on;
     } else if ((arg == "--stages" || arg == "--bm" || arg == "--bn1") && has_value) {
       int& knob = arg == "--stages" ? b2b.stages : arg == "--bm" ? b2b.bm : b2b.bn1;
       try {

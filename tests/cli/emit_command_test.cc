@@ -87,6 +87,24 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   std::ostringstream out4, err4;
   EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--bn1", "96", "-o", dir.string()}, out4, err4), 2);
   EXPECT_NE(err4.str().find("bn1=96 is not 64 or 128"), std::string::npos) << err4.str();
+  // The two-valued knobs: their values, and a bad one named.
+  std::ostringstream out5, err5;
+  ASSERT_EQ(run_emit({"mlp_relu", "--shape", "M=256,K=128,N=256,O=128", "--fused-b2b", "--persistent",
+                      "--operand", "shared", "--store", "tma", "-o", dir.string()},
+                     out5, err5),
+            0)
+      << err5.str();
+  EXPECT_NE(out5.str().find("b2b bm=128 bn1=64 stages=4 persistent operand=shared store=tma\n"),
+            std::string::npos)
+      << out5.str();
+  fs::remove_all(dir);
+  std::ostringstream out6, err6;
+  EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--store", "async", "-o", dir.string()}, out6, err6), 2);
+  EXPECT_NE(err6.str().find("--store takes direct or tma, not 'async'"), std::string::npos) << err6.str();
+  std::ostringstream out7, err7;
+  EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--operand", "global", "-o", dir.string()}, out7, err7), 2);
+  EXPECT_NE(err7.str().find("--operand takes registers or shared, not 'global'"), std::string::npos)
+      << err7.str();
 }
 
 TEST(EmitCommand, UnknownTargetIsRefused) {
