@@ -65,6 +65,12 @@ std::optional<std::string> illegality(const B2BPlan& plan, const B2BSchedule& s)
            ": GEMM1 of a chunk holds all its W1 boxes in the ring until it completes";
   }
   if (s.tma_store) {
+    if (!s.persistent) {
+      return std::string(
+          "store=tma without persistent: the TMA store is generated, verified on the GPU and searched with "
+          "the "
+          "persistent grid only");
+    }
     const auto& outputs = plan.program.outputs();
     if (outputs.size() != 1 || te::dtype_bytes(outputs[0].dtype()) != 2) {
       return std::string("store=tma stages one 16-bit output tile: the program has ") +
@@ -101,7 +107,6 @@ std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   for (bool tma_store : {false, true}) {
     for (bool operand_in_shared : {false, true}) {
       for (bool persistent : {false, true}) {
-        if (tma_store && !persistent) continue;
         for (int bm : {64, 128}) {
           for (int bn1 : {64, 128}) {
             for (int stages = kMinStages; stages <= kMaxStages; ++stages) {

@@ -28,9 +28,10 @@ struct B2BSchedule {
   // register-A wgmma (no round trip, 4 registers a k16 step); or in shared memory, written in the swizzled
   // layout of a shared-A wgmma (16 KB a 128 x 128 chunk, two with overlap), which frees those registers.
   bool operand_in_shared = false;
-  // How GEMM2's epilogue leaves: each thread stores its column pairs to global memory (direct); or the
-  // warpgroup writes its 64 x O tile into its rows of the block's X buffer (free once the block's GEMM1s are
-  // done, same swizzled layout) and one thread stores it with TMA in 64 x 64 boxes (whole lines, async).
+  // How GEMM2's epilogue leaves: each thread stores its column pairs to global memory (direct); or
+  // (persistent grids) the warpgroup writes its 64 x O tile into its rows of the block's X buffer (free once
+  // the block's GEMM1s are done, same swizzled layout) and one thread stores it with TMA in 64 x 64 boxes
+  // (whole lines, async).
   bool tma_store = false;
   bool operator==(const B2BSchedule&) const = default;
 };
@@ -44,14 +45,15 @@ std::int64_t b2b_shared_bytes(const B2BPlan& plan, const B2BSchedule& schedule);
 /// online softmax at O above 64 and the operand in registers (spills), pingpong without two consumer
 /// warpgroups or with overlap, stages outside [2, 6], fewer stages than GEMM1 has K blocks of 64 (a chunk's
 /// W1 boxes stay in the ring until its GEMM1 completes), more shared memory than a CTA has, or the TMA store
-/// where the program has more than one output or one that is not 16-bit, where O is not a multiple of 8 (TMA
+/// without the persistent grid (the only grid it was verified with), where the program has more than one
+/// output or one that is not 16-bit, where O is not a multiple of 8 (TMA
 /// row pitch) or above the X buffer's 64-column boxes, or where a batched program's rows are not a multiple
 /// of 64 (a box would reach into the next batch).
 void check_legal(const B2BPlan& plan, const B2BSchedule& schedule);
 
 /// Every legal schedule of `plan`, in canonical order (operand in registers or shared memory, persistent, bm,
-/// bn1, stages, then one chunk at a time, overlapped, ping-pong), then the same with the TMA store for the
-/// persistent grids (the grid every measured winner had, Change 12 in benchmarks/NOTES.md).
+/// bn1, stages, then one chunk at a time, overlapped, ping-pong), then the persistent ones again with the TMA
+/// store.
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan);
 
 /// {"kernel": "b2b", "bm": …, "bn1": …, "operand": "registers" | "shared", "overlap": …, "persistent": …,

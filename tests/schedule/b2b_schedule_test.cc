@@ -122,6 +122,13 @@ TEST(B2BSchedule, TheTmaStoreNeedsOneSixteenBitOutputThatFitsXsBuffer) {
   EXPECT_NO_THROW(check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}), staged));
   EXPECT_EQ(
       te::error_of([&] {
+        check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}),
+                    B2BSchedule{4, false, 128, 64, false, false, false, true});
+      }),
+      "fused back-to-back kernel: store=tma without persistent: the TMA store is generated, verified on the "
+      "GPU and searched with the persistent grid only");
+  EXPECT_EQ(
+      te::error_of([&] {
         check_legal(plan_of("mlp_relu", {{"M", 300}, {"K", 64}, {"N", 200}, {"O", 128}}), staged);
       }),
       "fused back-to-back kernel: store=tma with O=128 and K=64: the output tile is staged in X's buffer "
