@@ -1,7 +1,6 @@
 // Emission of the fused back-to-back kernel.
 #include "codegen/b2b_emitter.h"
 
-#include <functional>
 #include <set>
 
 #include "codegen/b2b_device_functions.h"
@@ -240,15 +239,12 @@ class B2BEmitter {
 
   // Whether a tile the kernel computes applies `op`.
   bool tiles_use(te::UnaryOp op) const {
-    std::function<bool(const te::Expr&)> uses = [&](const te::Expr& e) {
-      if (e.kind() == te::ExprKind::kUnary && e.as<te::UnaryNode>()->op == op) return true;
-      bool found = false;
-      te::for_each_child(e, [&](const te::Expr& child) { found = found || uses(child); });
-      return found;
+    const auto applies = [op](const te::Expr& e) {
+      return e.kind() == te::ExprKind::kUnary && e.as<te::UnaryNode>()->op == op;
     };
     for (const auto* pass : {&first_pass_, &second_pass_}) {
       for (const te::Tensor& t : *pass) {
-        if (uses(t->body)) return true;
+        if (te::any_subexpr(t->body, applies)) return true;
       }
     }
     return false;

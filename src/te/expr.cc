@@ -36,10 +36,7 @@ void require_defined(std::string_view what, const Expr& e) {
 }
 
 bool contains_reduce(const Expr& e) {
-  if (e.kind() == ExprKind::kReduce) return true;
-  bool found = false;
-  for_each_child(e, [&](const Expr& child) { found = found || contains_reduce(child); });
-  return found;
+  return any_subexpr(e, [](const Expr& x) { return x.kind() == ExprKind::kReduce; });
 }
 
 }  // namespace

@@ -276,6 +276,10 @@ COMFUSE_TE_LITERAL_OPERATOR(!=)
 template <typename F>
 void for_each_child(const Expr& e, F&& visit);
 
+/// Whether `pred` holds for `e` or any expression below it.
+template <typename Pred>
+bool any_subexpr(const Expr& e, const Pred& pred);
+
 }  // namespace comfuse::te
 
 #include "te/expr_inl.h"

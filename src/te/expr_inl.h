@@ -1,4 +1,4 @@
-// Child traversal over expression nodes (inline part of expr.h).
+// Child traversal over expression nodes, and a search below a node (inline part of expr.h).
 #pragma once
 
 namespace comfuse::te {
@@ -45,6 +45,14 @@ void for_each_child(const Expr& e, F&& visit) {
       visit(e.as<ReduceNode>()->body);
       return;
   }
+}
+
+template <typename Pred>
+bool any_subexpr(const Expr& e, const Pred& pred) {
+  if (pred(e)) return true;
+  bool found = false;
+  for_each_child(e, [&](const Expr& child) { found = found || any_subexpr(child, pred); });
+  return found;
 }
 
 }  // namespace comfuse::te

@@ -34,6 +34,22 @@ class ExprTest : public ::testing::Test {
   Expr h = xh(i, j);  // f16
 };
 
+TEST_F(ExprTest, AnySubexprSearchesTheNodeAndEverythingBelowIt) {
+  const Expr e = tanh(f * 2.0) + f;
+  const auto is_tanh = [](const Expr& x) {
+    return x.kind() == ExprKind::kUnary && x.as<UnaryNode>()->op == UnaryOp::kTanh;
+  };
+  EXPECT_TRUE(any_subexpr(e, is_tanh));  // two levels down
+  EXPECT_FALSE(any_subexpr(f + f, is_tanh));
+  EXPECT_TRUE(any_subexpr(e, [&](const Expr& x) { return x.same_as(e); }));  // the node itself
+  int visited = 0;
+  any_subexpr(f * 2.0, [&](const Expr&) {
+    ++visited;
+    return false;
+  });
+  EXPECT_EQ(visited, 5);  // the product, the read, its two index vars, the constant
+}
+
 TEST_F(ExprTest, IntLiteralIsAnI32Constant) {
   Expr e = 3;
   ASSERT_EQ(e.kind(), ExprKind::kIntImm);
