@@ -104,20 +104,14 @@ void check_legal(const B2BPlan& plan, const B2BSchedule& s) {
 
 std::vector<B2BSchedule> b2b_schedule_space(const B2BPlan& plan) {
   std::vector<B2BSchedule> space;
-  for (bool tma_store : {false, true}) {
-    for (bool operand_in_shared : {false, true}) {
-      for (bool persistent : {false, true}) {
-        for (int bm : {64, 128}) {
-          for (int bn1 : {64, 128}) {
-            for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
-              for (const auto& [overlap, pingpong] :
-                   {std::pair<bool, bool>{false, false}, {true, false}, {false, true}}) {
-                const B2BSchedule s{stages,     overlap,           bm,       bn1, pingpong,
-                                    persistent, operand_in_shared, tma_store};
-                if (!illegality(plan, s)) space.push_back(s);
-              }
-            }
-          }
+  // The placements in canonical order: bits (store, operand, grid), the TMA store's the slowest-varying.
+  for (int placement = 0; placement < 8; ++placement) {
+    const bool tma_store = placement & 4, operand_in_shared = placement & 2, persistent = placement & 1;
+    for (const auto& [bm, bn1] : {std::pair{64, 64}, {64, 128}, {128, 64}, {128, 128}}) {
+      for (int stages = kMinStages; stages <= kMaxStages; ++stages) {
+        for (const auto& [overlap, pingpong] : {std::pair{false, false}, {true, false}, {false, true}}) {
+          const B2BSchedule s{stages, overlap, bm, bn1, pingpong, persistent, operand_in_shared, tma_store};
+          if (!illegality(plan, s)) space.push_back(s);
         }
       }
     }
