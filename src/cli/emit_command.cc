@@ -108,7 +108,7 @@ int run_emit(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (fused_b2b && !schedule_file.empty()) {
     err << "comfuse emit: --schedule is for single-GEMM kernels; the fused back-to-back kernel takes "
-           "--bm, --bn1, --stages, --overlap, --pingpong, --persistent and --operand\n";
+           "--bm, --bn1, --stages, --overlap, --pingpong, --persistent, --operand and --store\n";
     return 2;
   }
   try {

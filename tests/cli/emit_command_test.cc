@@ -105,6 +105,10 @@ TEST(EmitCommand, FusedBackToBackKernelOnRequest) {
   EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--operand", "global", "-o", dir.string()}, out7, err7), 2);
   EXPECT_NE(err7.str().find("--operand takes registers or shared, not 'global'"), std::string::npos)
       << err7.str();
+  // --schedule is for single-GEMM kernels; the refusal lists every knob the fused kernel takes.
+  std::ostringstream out8, err8;
+  EXPECT_EQ(run_emit({"mlp_relu", "--fused-b2b", "--schedule", "s.json", "-o", dir.string()}, out8, err8), 2);
+  EXPECT_NE(err8.str().find("--persistent, --operand and --store"), std::string::npos) << err8.str();
 }
 
 TEST(EmitCommand, UnknownTargetIsRefused) {
