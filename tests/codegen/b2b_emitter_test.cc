@@ -24,6 +24,20 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
+using Workloads = std::vector<std::pair<std::string, te::Shape>>;
+
+// `check(workload, schedule, kernel, what)` for each workload's kernel at each schedule, `what` naming both.
+template <typename Check>
+void for_each_kernel(const Workloads& workloads, const std::vector<B2BSchedule>& schedules, Check check) {
+  for (const auto& [workload, shape] : workloads) {
+    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
+    for (const B2BSchedule& schedule : schedules) {
+      check(workload, schedule, emit_b2b_kernel(plan, schedule, kKey),
+            workload + " " + schedule::to_string(schedule));
+    }
+  }
+}
+
 void expect_compiles_without_spills(const KernelSource& source, const std::string& what) {
   runtime::CompileOptions options;
   options.program_name = source.name + ".cu";
@@ -188,98 +202,97 @@ TEST(B2BEmitter, CausalMaskSkipsTheChunksAboveTheDiagonal) {
 }
 
 TEST(B2BEmitter, PersistentCtasWalkRowBlocksAndCompileWithoutSpills) {
-  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
-           {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
-           {"attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}}},
-           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
-    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
-    for (const B2BSchedule& schedule :
-         {B2BSchedule{3, false, 128, 64, true, true}, B2BSchedule{3, true, 64, 64, false, true},
-          B2BSchedule{3, false, 128, 128, false, true}}) {
-      const std::string what = workload + " " + schedule::to_string(schedule);
-      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
-      const std::string& text = source.source;
-      // grid_x counts the row blocks; the launch keeps as many CTAs as fit the SMs.
-      EXPECT_TRUE(source.launch.persistent) << what;
-      const std::int64_t rows = workload == "mlp_relu" ? 300 : 2 * ((300 + schedule.bm - 1) / schedule.bm);
-      EXPECT_EQ(source.launch.grid_x, workload == "mlp_relu" ? (rows + schedule.bm - 1) / schedule.bm : rows)
-          << what;
-      EXPECT_EQ(source.launch.ctas_per_multiprocessor, schedule.bm == 64 ? 2 : 1) << what;
-      // Producer and consumers walk the same blocks; X has two buffers, the ring and W2 run on across blocks.
-      EXPECT_EQ(count(text, "for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)"), 2)
-          << what;
-      EXPECT_NE(text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);"), std::string::npos);
-      EXPECT_NE(text.find("mbar_wait(&full_x[round & 1], (round >> 1) & 1);"), std::string::npos);
-      EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"),
-                std::string::npos);
-      EXPECT_NE(text.find("const int it = (q + c) * K_BLOCKS + kb;"), std::string::npos) << what;
-      EXPECT_EQ(count(text, "q += chunks;"), 2) << what;
-      if (schedule.pingpong) {
-        // The turns run on across blocks: consumer 1's last turn of a block hands over the next block's
-        // first.
-        EXPECT_EQ(count(text, "if (consumer == 1) turn_pass(0);"), 1) << what;
-        EXPECT_NE(text.find("if (consumer == 0 || block + (int)gridDim.x < BLOCKS) turn_pass(consumer ^ 1);"),
-                  std::string::npos)
+  const Workloads workloads = {{"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
+                               {"attention", {{"BH", 2}, {"L", 300}, {"D", 64}, {"CAUSAL", 0}}},
+                               {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}};
+  const std::vector<B2BSchedule> schedules = {B2BSchedule{3, false, 128, 64, true, true},
+                                              B2BSchedule{3, true, 64, 64, false, true},
+                                              B2BSchedule{3, false, 128, 128, false, true}};
+  for_each_kernel(
+      workloads, schedules,
+      [](const std::string& workload, const B2BSchedule& schedule, const KernelSource& source,
+         const std::string& what) {
+        const std::string& text = source.source;
+        // grid_x counts the row blocks; the launch keeps as many CTAs as fit the SMs.
+        EXPECT_TRUE(source.launch.persistent) << what;
+        const std::int64_t rows = workload == "mlp_relu" ? 300 : 2 * ((300 + schedule.bm - 1) / schedule.bm);
+        EXPECT_EQ(source.launch.grid_x,
+                  workload == "mlp_relu" ? (rows + schedule.bm - 1) / schedule.bm : rows)
             << what;
-      }
-      expect_compiles_without_spills(source, what);
-    }
-  }
+        EXPECT_EQ(source.launch.ctas_per_multiprocessor, schedule.bm == 64 ? 2 : 1) << what;
+        // Producer and consumers walk the same blocks; X has two buffers, the ring and W2 run on across
+        // blocks.
+        EXPECT_EQ(count(text, "for (int block = blockIdx.x; block < BLOCKS; block += gridDim.x, ++round)"), 2)
+            << what;
+        EXPECT_NE(text.find("mbar_wait(&empty_x[round & 1], ((round >> 1) & 1) ^ 1);"), std::string::npos);
+        EXPECT_NE(text.find("mbar_wait(&full_x[round & 1], (round >> 1) & 1);"), std::string::npos);
+        EXPECT_NE(text.find("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty_x[round & 1]);"),
+                  std::string::npos);
+        EXPECT_NE(text.find("const int it = (q + c) * K_BLOCKS + kb;"), std::string::npos) << what;
+        EXPECT_EQ(count(text, "q += chunks;"), 2) << what;
+        if (schedule.pingpong) {
+          // The turns run on across blocks: consumer 1's last turn of a block hands over the next block's
+          // first.
+          EXPECT_EQ(count(text, "if (consumer == 1) turn_pass(0);"), 1) << what;
+          EXPECT_NE(
+              text.find("if (consumer == 0 || block + (int)gridDim.x < BLOCKS) turn_pass(consumer ^ 1);"),
+              std::string::npos)
+              << what;
+        }
+        expect_compiles_without_spills(source, what);
+      });
 }
 
 TEST(B2BEmitter, OperandInSharedMemoryFeedsASharedAWgmmaAndCompilesWithoutSpills) {
-  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
-           {"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
-           {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
-    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
-    // The overlapped 128-column chunks at D=128 spill with the operand in registers; here they do not.
-    for (const B2BSchedule& schedule : {B2BSchedule{2, true, 128, 128, false, false, true},
-                                        B2BSchedule{3, false, 128, 64, true, true, true},
-                                        B2BSchedule{3, false, 64, 128, false, false, true}}) {
-      const std::string what = workload + " " + schedule::to_string(schedule);
-      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
-      const std::string& text = source.source;
-      EXPECT_EQ(text.find("u32 hfrag"), std::string::npos) << what;
-      // Each thread's packed pairs go where the register fragment has them, in X's swizzled layout; then the
-      // fence and the warpgroup's barrier before GEMM2 reads them through a descriptor.
-      EXPECT_NE(text.find("const int piece = (col / 8) ^ (row % 8);"), std::string::npos) << what;
-      EXPECT_NE(text.find("shared_ready(consumer);"), std::string::npos) << what;
-      EXPECT_NE(text.find("fence.proxy.async.shared::cta"), std::string::npos) << what;
-      EXPECT_NE(text.find("wgmma_second(acc2, desc_a, desc_b,"), std::string::npos) << what;
-      if (schedule.overlap) {
-        EXPECT_NE(text.find("u16* box = sop + 1 * BN1 * BM"), std::string::npos) << what;  // two buffers
-      }
-      expect_compiles_without_spills(source, what);
-    }
-  }
+  const Workloads workloads = {{"attention", {{"BH", 2}, {"L", 300}, {"D", 128}, {"CAUSAL", 1}}},
+                               {"mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}};
+  // The overlapped 128-column chunks at D=128 spill with the operand in registers; here they do not.
+  const std::vector<B2BSchedule> schedules = {B2BSchedule{2, true, 128, 128, false, false, true},
+                                              B2BSchedule{3, false, 128, 64, true, true, true},
+                                              B2BSchedule{3, false, 64, 128, false, false, true}};
+  for_each_kernel(
+      workloads, schedules,
+      [](const std::string&, const B2BSchedule& schedule, const KernelSource& source,
+         const std::string& what) {
+        const std::string& text = source.source;
+        EXPECT_EQ(text.find("u32 hfrag"), std::string::npos) << what;
+        // Each thread's packed pairs go where the register fragment has them, in X's swizzled layout; then
+        // the fence and the warpgroup's barrier before GEMM2 reads them through a descriptor.
+        EXPECT_NE(text.find("const int piece = (col / 8) ^ (row % 8);"), std::string::npos) << what;
+        EXPECT_NE(text.find("shared_ready(consumer);"), std::string::npos) << what;
+        EXPECT_NE(text.find("fence.proxy.async.shared::cta"), std::string::npos) << what;
+        EXPECT_NE(text.find("wgmma_second(acc2, desc_a, desc_b,"), std::string::npos) << what;
+        if (schedule.overlap) {
+          EXPECT_NE(text.find("u16* box = sop + 1 * BN1 * BM"), std::string::npos) << what;  // two buffers
+        }
+        expect_compiles_without_spills(source, what);
+      });
 }
 
 TEST(B2BEmitter, TheTmaStoreStagesTheTileInXsBufferAndCompilesWithoutSpills) {
-  for (const auto& [workload, shape] : std::vector<std::pair<std::string, te::Shape>>{
-           {"attention", {{"BH", 2}, {"L", 192}, {"D", 64}, {"CAUSAL", 1}}},
-           {"mlp_gelu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}}) {
-    const schedule::B2BPlan plan = schedule::plan_b2b(te::build_workload(workload, shape));
-    for (const B2BSchedule& schedule : {B2BSchedule{4, true, 128, 128, false, true, true, true},
-                                        B2BSchedule{3, false, 128, 64, true, true, false, true},
-                                        B2BSchedule{4, false, 64, 64, false, true, false, true}}) {
-      const std::string what = workload + " " + schedule::to_string(schedule);
-      const KernelSource source = emit_b2b_kernel(plan, schedule, kKey);
-      const std::string& text = source.source;
-      // The output leaves through its TMA map, not a pointer; X's buffer goes back only after the store
-      // has read it.
-      EXPECT_NE(text.find("const __grid_constant__ TmaDescriptor tma_out"), std::string::npos) << what;
-      EXPECT_EQ(text.find("* __restrict__ out_"), std::string::npos) << what;
-      EXPECT_EQ(source.params.back().kind, KernelParam::Kind::kTmaOut) << what;
-      const std::size_t store = text.find("tma_store_2d(&tma_out, sx + b * BM * 64 + a_row0 * 64");
-      const std::size_t read = text.find("bulk_wait_read_all();", store);
-      const std::size_t give_back = text.find("mbar_arrive(&empty_x[round & 1]);", read);
-      EXPECT_NE(store, std::string::npos) << what;
-      EXPECT_NE(read, std::string::npos) << what;
-      EXPECT_NE(give_back, std::string::npos) << what;
-      EXPECT_EQ(text.find("mbar_arrive(&empty_x[round & 1])"), give_back) << what << ": given back once";
-      expect_compiles_without_spills(source, what);
-    }
-  }
+  const Workloads workloads = {{"attention", {{"BH", 2}, {"L", 192}, {"D", 64}, {"CAUSAL", 1}}},
+                               {"mlp_gelu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}}};
+  const std::vector<B2BSchedule> schedules = {B2BSchedule{4, true, 128, 128, false, true, true, true},
+                                              B2BSchedule{3, false, 128, 64, true, true, false, true},
+                                              B2BSchedule{4, false, 64, 64, false, true, false, true}};
+  for_each_kernel(
+      workloads, schedules,
+      [](const std::string&, const B2BSchedule&, const KernelSource& source, const std::string& what) {
+        const std::string& text = source.source;
+        // The output leaves through its TMA map, not a pointer; X's buffer goes back only after the store
+        // has read it.
+        EXPECT_NE(text.find("const __grid_constant__ TmaDescriptor tma_out"), std::string::npos) << what;
+        EXPECT_EQ(text.find("* __restrict__ out_"), std::string::npos) << what;
+        EXPECT_EQ(source.params.back().kind, KernelParam::Kind::kTmaOut) << what;
+        const std::size_t store = text.find("tma_store_2d(&tma_out, sx + b * BM * 64 + a_row0 * 64");
+        const std::size_t read = text.find("bulk_wait_read_all();", store);
+        const std::size_t give_back = text.find("mbar_arrive(&empty_x[round & 1]);", read);
+        EXPECT_NE(store, std::string::npos) << what;
+        EXPECT_NE(read, std::string::npos) << what;
+        EXPECT_NE(give_back, std::string::npos) << what;
+        EXPECT_EQ(text.find("mbar_arrive(&empty_x[round & 1])"), give_back) << what << ": given back once";
+        expect_compiles_without_spills(source, what);
+      });
   // The direct store has none of it.
   const schedule::B2BPlan mlp =
       schedule::plan_b2b(te::build_workload("mlp_relu", {{"M", 300}, {"K", 72}, {"N", 200}, {"O", 64}}));
