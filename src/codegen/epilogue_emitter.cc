@@ -70,6 +70,12 @@ std::string stash_index(const std::string& c) {
   return "((size_t)" + c + " * M + grow) * N + gcol";
 }
 
+// Where carried tile c keeps element i of this thread's fragment of the CTA's t-th column tile in shared
+// memory: thread-fastest, so that a warp's 32 accesses fall in 32 different banks.
+std::string shared_stash_slot(std::size_t c) {
+  return "sstash[((" + std::to_string(c) + " * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
+}
+
 }  // namespace
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
@@ -200,7 +206,9 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
   }
   const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
                                [&](const te::Tensor& t) { return t.same_as(tile); });
-  const auto c = std::to_string(it - plan_.carried_tiles.begin());
+  const auto index = static_cast<std::size_t>(it - plan_.carried_tiles.begin());
+  if (schedule_.carried == ValueHome::kShared) return "(inb ? " + shared_stash_slot(index) + " : 0.0f)";
+  const auto c = std::to_string(index);
   if (loads_in_pairs()) return "((i & 1) ? lp_stash" + c + ".y : lp_stash" + c + ".x)";  // zero when !inb
   return "(inb ? stash[" + stash_index(c) + "] : 0.0f)";
 }
@@ -382,6 +390,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     if (schedule_.carried == ValueHome::kRegisters && plan_.role(t) != Role::kAnchor) {
       out.line("carry_" + t.name() + "[i] = " + value + ";");
     }
+    if (schedule_.carried == ValueHome::kShared) out.line(shared_stash_slot(c) + " = " + value + ";");
   }
   for (const Store& st : stores) {
     if (st.to_stash) store(out, st);

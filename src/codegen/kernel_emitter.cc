@@ -92,7 +92,8 @@ class KernelEmitter {
     const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
     const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
-    return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine;
+    return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
+           schedule::shared_stash_bytes(plan_, s_);
   }
 
   void header(CodeStream& out) const {
@@ -121,6 +122,10 @@ class KernelEmitter {
     out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(a.k, 64)) +
              ", M_BLOCKS = " + std::to_string(m_blocks) + ", N_TILES = " + std::to_string(n_tiles) +
              ", GROUP_M = " + std::to_string(s_.raster_group_m) + ";");
+    if (s_.carried == ValueHome::kShared) {
+      out.line("constexpr int TILES_PER_CTA = " + std::to_string(ceil_div(n_tiles, s_.cluster_n)) +
+               ";  // column tiles a CTA stashes in shared memory");
+    }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
   }
@@ -266,6 +271,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         "float* wgx = xch + (CLUSTER_N > 1 ? 2 * CLUSTER_N * XSLOTS * BM : 0);  // [2][2][XSLOTS][BM] from "
         "each ping-pong warpgroup");
     out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
+    if (s_.carried == ValueHome::kShared) {
+      const bool pairs = s_.warp_roles == WarpRoles::kPingPong;
+      out.line(std::string("float* sstash = wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0") +
+               ";  // [carried][TILES_PER_CTA][BN / 2][BM * 2] carried tiles, thread-fastest");
+    }
     out.line("const int warpgroup = threadIdx.x / 128;");
     const std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";
     out.open("if (threadIdx.x == 0)");
@@ -371,6 +381,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line(std::string("const bool row_writer = (lane & 3) == 0 && cta_rank == 0") +
              (ping_pong ? " && consumer == 0;" : ";") + "  // writes row-value outputs");
     out.line("(void)row_writer;");
+    if (s_.carried == ValueHome::kShared) {
+      out.line(std::string("const int stash_thread = ") +
+               (ping_pong ? "threadIdx.x & 127" : "threadIdx.x - 128") +
+               ";  // this thread's word in each stashed row of fragments");
+    }
     out.line("float acc[BN / 2];");
     epilogue.declare_state(out);
     out.line();
@@ -421,7 +436,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         out.open("if (tiles.count > " + mine + ")");
         out.line("const int n0 = tiles.n_tile(" + mine + ") * BN;");
       } else {
-        out.line("// Carried tiles come back from the stash, each element read by the thread that wrote it.");
+        out.line(s_.carried == ValueHome::kShared
+                     ? "// Carried tiles come back from shared memory, each element read by the thread that "
+                       "wrote it."
+                     : "// Carried tiles come back from the stash, each element read by the thread that wrote it.");
         out.open("for (int t = 0; t < tiles.count; ++t)");
         if (ping_pong) out.line("if ((t & 1) != consumer) continue;");
         out.line("const int n0 = tiles.n_tile(t) * BN;");

@@ -35,7 +35,7 @@ int parse_int(const nlohmann::json& object, const std::string& key, const std::s
 
 constexpr WarpRoles kAllWarpRoles[] = {WarpRoles::kCooperative, WarpRoles::kPingPong};
 constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster};
-constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash};
+constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -85,6 +85,8 @@ std::string_view value_home_name(ValueHome home) {
       return "registers";
     case ValueHome::kL2Stash:
       return "l2_stash";
+    case ValueHome::kShared:
+      return "shared";
   }
   return "?";
 }
@@ -99,6 +101,12 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +
          reduction_scratch;
+}
+
+std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& s) {
+  if (s.carried != ValueHome::kShared) return 0;
+  const std::int64_t tiles_per_cta = ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n);
+  return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn * 4;
 }
 
 bool pair_loadable(const EpilogueInput& input) {
@@ -217,11 +225,13 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
          std::to_string(plan.carried_tiles.size()) + " carried tiles) leave too few of the " +
          std::to_string(limits.registers_per_consumer_thread) + " for the epilogue");
   }
-  const std::int64_t shared_bytes = s.shared_memory_bytes(row_reductions_per_stage(plan));
+  const std::int64_t stash_bytes = shared_stash_bytes(plan, s);
+  const std::int64_t shared_bytes = s.shared_memory_bytes(row_reductions_per_stage(plan)) + stash_bytes;
   if (shared_bytes > limits.max_shared_memory_per_block) {
     fail(std::to_string(shared_bytes) + " bytes of shared memory (stages=" + std::to_string(s.stages) +
-         ", BM=" + std::to_string(s.bm) + ", BN=" + std::to_string(s.bn) + ") exceed the target's " +
-         std::to_string(limits.max_shared_memory_per_block));
+         ", BM=" + std::to_string(s.bm) + ", BN=" + std::to_string(s.bn) +
+         (stash_bytes > 0 ? ", carried tiles " + std::to_string(stash_bytes) : std::string()) +
+         ") exceed the target's " + std::to_string(limits.max_shared_memory_per_block));
   }
 }
 

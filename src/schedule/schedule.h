@@ -30,6 +30,8 @@ enum class ReductionPlacement : std::uint8_t {
 enum class ValueHome : std::uint8_t {
   kRegisters,  // in the accumulator registers: a CTA must hold all its columns in one tile
   kL2Stash,    // written to an f32 workspace (L2-resident) and re-read by the thread that wrote them
+  kShared,     // written to the CTA's shared memory as f32, in the order of the threads that re-read them: all
+               // of a CTA's column tiles must fit beside the operand ring
 };
 
 struct Schedule {
@@ -68,6 +70,10 @@ struct Schedule {
 
   bool operator==(const Schedule&) const = default;
 };
+
+/// Bytes of shared memory the carried tiles take with carried=shared: every carried tile of each of a CTA's
+/// column tiles, f32 (0 with any other value home).
+std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& schedule);
 
 /// Whether vector_loads loads `input` two columns at a time: 16-bit or f32, read per element or per column.
 bool pair_loadable(const EpilogueInput& input);

@@ -108,7 +108,8 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
       reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters)) : std::vector<int>{1};
   const std::vector<ValueHome> homes =
       plan.carried_tiles.empty() ? std::vector<ValueHome>{ValueHome::kRegisters}
-                                 : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash};
+                                 : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash,
+                                                          ValueHome::kShared};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
   // The persistent grid and the TMA-store epilogue: plans without reductions only.
   const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
@@ -150,9 +151,9 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   if (width != widths.end() && width + 1 != widths.end()) with([&](Schedule& n) { n.bn = *(width + 1); });
   for (int stages : steps(kStages, s.stages)) with([&](Schedule& n) { n.stages = stages; });
   for (int cluster : steps(kClusters, s.cluster_n)) with([&](Schedule& n) { n.cluster_n = cluster; });
-  with([&](Schedule& n) {
-    n.carried = s.carried == ValueHome::kRegisters ? ValueHome::kL2Stash : ValueHome::kRegisters;
-  });
+  for (ValueHome home : {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared}) {
+    if (home != s.carried) with([&](Schedule& n) { n.carried = home; });
+  }
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
   with([&](Schedule& n) { n.persistent = !s.persistent; });
   with([&](Schedule& n) { n.tma_store = !s.tma_store; });

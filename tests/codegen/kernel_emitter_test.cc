@@ -355,6 +355,28 @@ TEST(KernelEmitter, StashBytes) {
   EXPECT_EQ(emit_kernel(gemm, Schedule{}, kKey).stash_bytes, 0);
 }
 
+TEST(KernelEmitter, SharedStashKeepsEachThreadsCarriedElementsInSharedMemory) {
+  // N=1000 over a cluster of 4 at BN=128: 8 column tiles, 2 a CTA, the last one with a tail.
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(64, 128, 4, ValueHome::kShared);
+  s.warp_roles = WarpRoles::kPingPong;
+  const KernelSource kernel = emit_kernel(ln, s, kKey);
+  EXPECT_EQ(kernel.stash_bytes, 0);  // no global workspace
+  EXPECT_TRUE(contains(kernel.source, "constexpr int TILES_PER_CTA = 2;"));
+  EXPECT_TRUE(contains(kernel.source, "const int stash_thread = threadIdx.x & 127;"));
+  const std::string slot = "sstash[((0 * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
+  EXPECT_TRUE(contains(kernel.source, slot + " = v_summed;"));     // written in stage 0
+  EXPECT_TRUE(contains(kernel.source, "(inb ? " + slot + " : 0.0f)"));  // read back in the later stages
+  EXPECT_FALSE(contains(kernel.source, "stash[((size_t)"));
+  // Two 64 x 128 f32 tiles beside the ring.
+  Schedule l2 = s;
+  l2.carried = ValueHome::kL2Stash;
+  EXPECT_EQ(kernel.launch.shared_bytes - emit_kernel(ln, l2, kKey).launch.shared_bytes, 2 * 64 * 128 * 4);
+  // Cooperative warpgroups split the rows: 256 threads a tile.
+  const KernelSource coop = emit_kernel(ln, cluster_schedule(128, 128, 8, ValueHome::kShared), kKey);
+  EXPECT_TRUE(contains(coop.source, "const int stash_thread = threadIdx.x - 128;"));
+}
+
 TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
   // The emitter's layout never needs more than check_legal budgeted, including with several reductions
   // ending one stage and large clusters.
@@ -372,8 +394,10 @@ TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
       for (int bn : {64, 128, 256}) {
         for (int cluster_n : {1, 2, 4, 8}) {
           for (int stages = 2; stages <= 8; ++stages) {
-            Schedule s = cluster_schedule(bm, bn, cluster_n, ValueHome::kL2Stash);
+           for (ValueHome home : {ValueHome::kL2Stash, ValueHome::kShared}) {
+            Schedule s = cluster_schedule(bm, bn, cluster_n, home);
             s.stages = stages;
+            if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
             try {
               schedule::check_legal(c.plan, s);
             } catch (const CompileError&) {
@@ -382,6 +406,7 @@ TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
             SCOPED_TRACE(c.what + ": " + schedule::to_string(s));
             const KernelSource kernel = emit_kernel(c.plan, s, kKey);
             EXPECT_LE(kernel.launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block);
+           }
           }
         }
       }

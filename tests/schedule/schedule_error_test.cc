@@ -214,6 +214,17 @@ TEST(ScheduleErrors, Budgets) {
             "schedule for 'mm': 238720 bytes of shared memory (stages=4, BM=128, BN=256) exceed the target's "
             "232448");
   EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 64, 2048), big_cluster), "(no error)");
+  // Carried tiles in shared memory: post-LN N=2048 at BM=128, BN=128 over a cluster of 8 keeps two 128 x 128
+  // f32 tiles a CTA (128 KB) beside a ring of 128 KB.
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 64, 2048),
+                           [](Schedule& s) {
+                             s.bn = 128;
+                             s.cluster_n = 8;
+                             s.reduction = ReductionPlacement::kCluster;
+                             s.carried = ValueHome::kShared;
+                           }),
+            "schedule for 'mm': 271488 bytes of shared memory (stages=4, BM=128, BN=128, carried tiles 131072) "
+            "exceed the target's 232448");
   TargetLimits small;
   small.max_shared_memory_per_block = 100 * 1024;
   EXPECT_EQ(legality_error(
@@ -253,8 +264,8 @@ TEST(ScheduleJsonErrors, Fields) {
   j["reduction"] = "grid";
   EXPECT_EQ(parse_error(j), "schedule.reduction: unknown value 'grid' (valid: cta, cluster)");
   j = good;
-  j["carried"] = "shared";
-  EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'shared' (valid: registers, l2_stash)");
+  j["carried"] = "smem";
+  EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'smem' (valid: registers, l2_stash, shared)");
   j = good;
   j["tma_store"] = "yes";
   EXPECT_EQ(parse_error(j), "schedule.tma_store: expected true or false");

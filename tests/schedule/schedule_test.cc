@@ -151,6 +151,15 @@ TEST(Schedule, LegalCornerCases) {
   s = Schedule{};
   s.carried = ValueHome::kL2Stash;
   EXPECT_NO_THROW(check_legal(ln, s));
+  // In shared memory: 4 tiles of 128 x 128 f32 (256 KB) do not fit beside the ring, 2 of 64 x 128 do.
+  s.carried = ValueHome::kShared;
+  EXPECT_THROW(check_legal(ln, s), CompileError);
+  s.bm = 64;
+  s.warp_roles = WarpRoles::kPingPong;
+  s.cluster_n = 2;
+  s.reduction = ReductionPlacement::kCluster;
+  EXPECT_EQ(shared_stash_bytes(ln, s), 2 * 64 * 128 * 4);
+  EXPECT_NO_THROW(check_legal(ln, s));
   // A cluster of 8 under a limit of 16.
   s = Schedule{};
   s.bn = 64;

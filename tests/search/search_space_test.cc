@@ -71,8 +71,23 @@ TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
         s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
   }
   EXPECT_EQ(clusters, (std::set<int>{1, 2, 4, 8}));
-  EXPECT_EQ(homes.size(), 2u);
+  EXPECT_EQ(homes.size(), 3u);
   EXPECT_TRUE(one_tile_per_cta_in_registers);
+}
+
+TEST(SearchSpace, CarriedTilesInSharedMemoryOnlyWhereACtaHoldsItsColumns) {
+  // N=4096, one carried f32 tile: 64 rows x 4096 columns = 1 MB, in shared memory only over a cluster of 8
+  // (128 KB a CTA); 64 rows at 2 or 4 CTAs, or 128 rows, leave no room for the operand ring.
+  const schedule::FusionPlan plan = plan_of("post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
+  int shared = 0;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    if (s.carried != schedule::ValueHome::kShared) continue;
+    ++shared;
+    EXPECT_EQ(s.cluster_n, 8) << schedule::to_string(s);
+    EXPECT_EQ(s.bm, 64) << schedule::to_string(s);
+    EXPECT_EQ(schedule::shared_stash_bytes(plan, s), 64 * 512 * 4) << schedule::to_string(s);
+  }
+  EXPECT_GT(shared, 0);
 }
 
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {

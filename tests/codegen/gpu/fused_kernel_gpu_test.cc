@@ -14,6 +14,7 @@
 #include "codegen/fused_kernel.h"
 #include "codegen/reference_check.h"
 #include "runtime/gpu_test_guard.h"
+#include "support/error.h"
 #include "te/interpreter.h"
 #include "te/ops.h"
 #include "te/printer.h"
@@ -57,6 +58,15 @@ te::Program build(const Case& c) {
   if (c.workload == "swish_rowmax")
     return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
   return te::build_workload(c.workload, c.shape);
+}
+
+bool legal(const schedule::FusionPlan& plan, const Schedule& s) {
+  try {
+    schedule::check_legal(plan, s);
+    return true;
+  } catch (const CompileError&) {
+    return false;
+  }
 }
 
 std::vector<Case> cases() {
@@ -122,6 +132,22 @@ std::vector<Case> cases() {
       ping_pong_cluster.cluster_n = n <= 512 ? 2 : 4;
       ping_pong_cluster.carried = ValueHome::kRegisters;
       result.push_back({w, shape, ping_pong_cluster, "pingpong_cluster_registers"});
+      // Carried tiles in shared memory: ping-pong and cooperative, on the smallest cluster that holds them.
+      for (const bool pp : {true, false}) {
+        Schedule shared = cta_stash;
+        shared.carried = ValueHome::kShared;
+        if (pp) shared.warp_roles = WarpRoles::kPingPong;
+        const Case probe{w, shape, shared, ""};
+        const schedule::FusionPlan plan = schedule::plan_fusion(build(probe));
+        for (int cluster = 1; cluster <= 8; cluster *= 2) {
+          shared.cluster_n = cluster;
+          shared.reduction = cluster > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+          if (!legal(plan, shared)) continue;
+          result.push_back({w, shape, shared, std::string(pp ? "pingpong" : "cta") + "_shared_cluster" +
+                                                  std::to_string(cluster)});
+          break;
+        }
+      }
       if (n <= 256) {
         Schedule cta_regs = cta_stash;
         cta_regs.bn = 256;
@@ -177,6 +203,16 @@ std::vector<Case> cases() {
   result.push_back(
       {"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, Schedule{}, "default/suite"});
   result.push_back({"gemm", {{"M", 8192}, {"K", 8192}, {"N", 8192}}, Schedule{}, "default/suite"});
+  // Suite shapes whose carried tile fits a cluster of 8's shared memory (64 rows x 4096 columns, f32).
+  Schedule shared;
+  shared.bm = 64;
+  shared.warp_roles = WarpRoles::kPingPong;
+  shared.cluster_n = 8;
+  shared.reduction = ReductionPlacement::kCluster;
+  shared.carried = ValueHome::kShared;
+  shared.stages = 3;
+  result.push_back({"post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
+  result.push_back({"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
   return result;
 }
 
