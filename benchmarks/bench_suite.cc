@@ -221,7 +221,7 @@ int run(int argc, char** argv) {
   }
   std::vector<Row> rows;
   for (const SuiteEntry& entry : suite()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), entry.workload) == only.end()) continue;
+    if (!selected(entry, only)) continue;
     rows.push_back(prepare_row(entry, variant, tuned, fingerprint, b2b_fused));
   }
   compile_rows(rows);

@@ -1,6 +1,8 @@
 // The suite's rows.
 #include "suite.h"
 
+#include <algorithm>
+
 namespace comfuse::bench {
 
 std::vector<SuiteEntry> suite() {
@@ -36,6 +38,13 @@ std::vector<SuiteEntry> suite() {
   };
   for (const te::Shape& shape : gemm_shapes) rows.push_back({"gemm", shape, ""});
   return rows;
+}
+
+bool selected(const SuiteEntry& entry, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  const std::string instance = te::instance_name(te::workload_info(entry.workload), entry.shape);
+  return std::any_of(only.begin(), only.end(),
+                     [&](const std::string& name) { return name == entry.workload || name == instance; });
 }
 
 }  // namespace comfuse::bench

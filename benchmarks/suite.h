@@ -16,4 +16,8 @@ struct SuiteEntry {
 
 std::vector<SuiteEntry> suite();
 
+/// Whether a row is among `only` (empty: every row), named by its workload (`post_layernorm`: all its
+/// shapes) or by its instance name (`post_layernorm_M16384_K1024_N1024`).
+bool selected(const SuiteEntry& entry, const std::vector<std::string>& only);
+
 }  // namespace comfuse::bench

@@ -38,7 +38,7 @@ struct Args {
   std::string out_dir;
   int trials = 40;
   double seconds = 55;
-  std::vector<std::string> only;  // workload names; empty: all
+  std::vector<std::string> only;  // workload or instance names; empty: all
   std::vector<std::string> sweep;
   std::string repeat, faults;
   bool skip_suite = false;
@@ -148,10 +148,7 @@ int run(const Args& args) {
   if (!args.skip_suite) {
     options.log_path = args.out_dir + "/h200.jsonl";
     for (const SuiteEntry& entry : suite()) {
-      if (!args.only.empty() &&
-          std::find(args.only.begin(), args.only.end(), entry.workload) == args.only.end()) {
-        continue;
-      }
+      if (!selected(entry, args.only)) continue;
       std::vector<Kernel> kernels;
       try {
         kernels = kernels_of(entry);
