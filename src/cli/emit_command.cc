@@ -32,11 +32,14 @@ std::string read_file(const std::string& path) {
 
 // The launch configuration, each entry point's resources and the files written.
 void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files, std::ostream& out) {
-  out << "launch grid " << kernel.launch.grid_x
-      << (kernel.launch.persistent
-              ? " tiles (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
-                    (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most)"
-              : std::string())
+  std::string persistent;
+  if (kernel.launch.persistent && kernel.launch.cluster_x > 1) {
+    persistent = " (persistent: as many clusters as the device runs at once walk the row blocks)";
+  } else if (kernel.launch.persistent) {
+    persistent = " tiles (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
+                 (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most)";
+  }
+  out << "launch grid " << kernel.launch.grid_x << persistent
       << " block " << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared "
       << kernel.launch.shared_bytes << " bytes\n";
   for (const auto& [name, usage] : files.compiled.kernels) {

@@ -412,7 +412,11 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line(name + "[h] = v;");
     out.close();
   }
-  const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong;
+  // Ping-pong warpgroups on a persistent grid take alternate row blocks: each owns its rows and exchanges with
+  // the same warpgroup of its peers, through its own buffers.
+  const bool own_rows = schedule_.persistent && schedule_.warp_roles == schedule::WarpRoles::kPingPong;
+  const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong && !own_rows;
+  const std::string xch = own_rows ? "wg_xch" : "xch", xbar = own_rows ? "wg_xbar" : "xbar";
   if (ping_pong) {
     out.line(
         "// ... then across the two ping-pong warpgroups, which own the same rows, through shared memory");
@@ -449,22 +453,22 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
-      out.line("st_cluster_f32(map_to_rank(&xch[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
+      out.line("st_cluster_f32(map_to_rank(&" + xch + "[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
                std::to_string(slot.index) + ") * BM + local_row0 + 8 * h], peer), " +
                slot_name(slot.stage, slot.index) + "[h]);");
     }
     out.close();
-    out.line("mbar_arrive_cluster(map_to_rank(&xbar[buf], peer));");
+    out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
     out.close();
     out.close();
-    out.line("mbar_wait_cluster(&xbar[buf], parity);");
+    out.line("mbar_wait_cluster(&" + xbar + "[buf], parity);");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
       const std::string v = "v" + std::to_string(slot.index);
       out.line("float " + v + " = " + identity(slot.node->op) + ";");
       out.line("#pragma unroll");
       out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-      out.line("const float p = xch[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.index) +
+      out.line("const float p = " + xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.index) +
                ") * BM + local_row0 + 8 * h];");
       out.line(v + " = " + combine(slot.node->op, v, "p") + ";");
       out.close();

@@ -58,7 +58,19 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
       compiled_(std::move(compiled)) {
   module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
-  multiprocessors_ = context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  grid_ = source_.launch.grid_x;
+  if (source_.launch.persistent && source_.launch.cluster_x > 1) {
+    // Persistent clusters: as many as the device runs at once (the GPCs decide, not the SM count alone).
+    runtime::LaunchConfig config;
+    config.block = {static_cast<unsigned>(source_.launch.block_x), 1, 1};
+    config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};
+    config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);
+    const int clusters = std::max(1, runtime::max_active_clusters(*function_, config));
+    grid_ = std::min(grid_ / source_.launch.cluster_x, clusters) * source_.launch.cluster_x;
+  } else if (source_.launch.persistent) {
+    grid_ = std::min(grid_, source_.launch.ctas_per_multiprocessor *
+                                context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  }
 }
 
 DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) const {
@@ -126,11 +138,7 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
     }
   }
   runtime::LaunchConfig config;
-  const int grid =
-      source_.launch.persistent
-          ? std::min(source_.launch.grid_x, source_.launch.ctas_per_multiprocessor * multiprocessors_)
-          : source_.launch.grid_x;
-  config.grid = {static_cast<unsigned>(grid), 1, 1};
+  config.grid = {static_cast<unsigned>(grid_), 1, 1};
   config.block = {static_cast<unsigned>(source_.launch.block_x), 1, 1};
   config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};
   config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);

@@ -50,7 +50,7 @@ class FusedKernel {
   runtime::CompiledProgram compiled_;
   std::unique_ptr<runtime::Module> module_;
   std::unique_ptr<runtime::Function> function_;
-  int multiprocessors_ = 0;  // the persistent grid's size
+  int grid_ = 0;  // CTAs a launch runs: the source's grid, or of a persistent one as many as run at once
 };
 
 /// The 128-byte CUtensorMap of a row-major [rows, cols] bf16/f16 matrix at `base`, read in boxes of

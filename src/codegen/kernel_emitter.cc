@@ -31,6 +31,11 @@ class KernelEmitter {
   KernelEmitter(const FusionPlan& plan, const Schedule& schedule, const std::string& key)
       : plan_(plan), s_(schedule), key_(key) {}
 
+  // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
+  // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
+  bool walks_row_blocks() const { return s_.persistent && plan_.has_reductions(); }
+  bool warpgroups_own_rows() const { return walks_row_blocks() && s_.warp_roles == WarpRoles::kPingPong; }
+
   KernelSource emit() {
     KernelSource result;
     result.schedule = s_;
@@ -61,6 +66,7 @@ class KernelEmitter {
     result.launch.cluster_x = plan_.has_reductions() ? s_.cluster_n : 1;
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
+      result.launch.persistent = s_.persistent;
     } else if (s_.persistent) {
       result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
       result.launch.persistent = true;
@@ -88,8 +94,9 @@ class KernelEmitter {
  private:
   std::int64_t shared_bytes() const {
     const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * (s_.bm + s_.bn) * 64 * 2;
-    const std::int64_t barriers = 8 * (2 * s_.stages + 4);
-    const std::int64_t exchange = s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm : 0;
+    const std::int64_t barriers = 8 * (2 * s_.stages + 4) + (warpgroups_own_rows() ? 16 : 0);
+    const std::int64_t exchange =
+        s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm * (warpgroups_own_rows() ? 2 : 1) : 0;
     const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
     return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
@@ -125,6 +132,10 @@ class KernelEmitter {
     if (s_.carried == ValueHome::kShared) {
       out.line("constexpr int TILES_PER_CTA = " + std::to_string(ceil_div(n_tiles, s_.cluster_n)) +
                ";  // column tiles a CTA stashes in shared memory");
+      if (warpgroups_own_rows()) {
+        out.line("constexpr int STASH_FLOATS = " + std::to_string(plan_.carried_tiles.size()) +
+                 " * TILES_PER_CTA * (BN / 2) * (BM * 2);  // of each warpgroup's row block");
+      }
     }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
@@ -132,6 +143,27 @@ class KernelEmitter {
 
   // Which (row block, column tile) the t-th tile of this CTA is, and how many tiles the CTA has.
   void tile_mapping(CodeStream& out) const {
+    if (walks_row_blocks()) {
+      out.line("// The cluster's row blocks (every gridDim.x / CLUSTER_N-th) and, in each, the CTA's column tiles:");
+      out.line("// the same sequence for the producer and every consumer warpgroup.");
+      out.open("struct TileSequence");
+      out.line("int first_block, block_stride, first_tile, count, stride;");
+      out.open("__device__ __forceinline__ int n_tile(int t) const");
+      out.line("return first_tile + t * stride;");
+      out.close();
+      out.close(";");
+      out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
+      out.line("TileSequence seq;");
+      out.line("seq.first_block = blockIdx.x / CLUSTER_N;");
+      out.line("seq.block_stride = gridDim.x / CLUSTER_N;");
+      out.line("seq.first_tile = cta_rank;");
+      out.line("seq.stride = CLUSTER_N;");
+      out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
+      out.line("return seq;");
+      out.close();
+      out.line();
+      return;
+    }
     if (s_.persistent) {
       persistent_tile_mapping(out);
       return;
@@ -262,14 +294,26 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
     }
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
-    out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
-    out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
-    out.line(
-        "float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each "
-        "peer");
-    out.line(
-        "float* wgx = xch + (CLUSTER_N > 1 ? 2 * CLUSTER_N * XSLOTS * BM : 0);  // [2][2][XSLOTS][BM] from "
-        "each ping-pong warpgroup");
+    if (warpgroups_own_rows()) {
+      out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered, per warpgroup");
+      out.line("u64* order = xbar + 4;                      // ping-pong: the mainloops of row block k finished");
+    } else {
+      out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
+      out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
+    }
+    if (warpgroups_own_rows()) {
+      out.line(
+          "float* xch = (float*)(order + 2);           // [2 warpgroups][2][CLUSTER_N][XSLOTS][BM] row partials "
+          "from each peer");
+      out.line("float* wgx = xch + (CLUSTER_N > 1 ? 2 * 2 * CLUSTER_N * XSLOTS * BM : 0);  // unused: rows are not shared");
+    } else {
+      out.line(
+          "float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each "
+          "peer");
+      out.line(
+          "float* wgx = xch + (CLUSTER_N > 1 ? 2 * CLUSTER_N * XSLOTS * BM : 0);  // [2][2][XSLOTS][BM] from "
+          "each ping-pong warpgroup");
+    }
     out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     if (s_.carried == ValueHome::kShared) {
       const bool pairs = s_.warp_roles == WarpRoles::kPingPong;
@@ -288,6 +332,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     const std::string writers = s_.warp_roles == WarpRoles::kPingPong ? "32" : "32 * CONSUMERS";
     out.line("mbar_init(&xbar[0], CLUSTER_N * " + writers + ");");
     out.line("mbar_init(&xbar[1], CLUSTER_N * " + writers + ");");
+    if (warpgroups_own_rows()) {
+      out.line("mbar_init(&xbar[2], CLUSTER_N * 32);");
+      out.line("mbar_init(&xbar[3], CLUSTER_N * 32);");
+    }
     out.line("mbar_init(order, 1);");
     out.line("fence_mbar_init();");
     out.close();
@@ -309,22 +357,30 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.open("if (threadIdx.x == 0)");
     out.line("tma_prefetch_descriptor(&tma_a);");
     out.line("tma_prefetch_descriptor(&tma_b);");
-    out.open("for (int t = 0; t < tiles.count; ++t)");
-    if (s_.persistent) {
+    if (walks_row_blocks()) {
+      out.open("for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += tiles.block_stride)");
+      out.open("for (int t = 0; t < tiles.count; ++t)");
+      out.line("const int g = k * tiles.count + t;  // the CTA's tiles so far");
+    } else {
+      out.open("for (int t = 0; t < tiles.count; ++t)");
+    }
+    if (s_.persistent && !walks_row_blocks()) {
       out.line("int tile_m, tile_n;");
       out.line("tiles.at(t, tile_m, tile_n);");
     }
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("const int it = t * K_BLOCKS + kb;");
+    out.line(walks_row_blocks() ? "const int it = g * K_BLOCKS + kb;" : "const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
+    const bool strided = s_.persistent && !walks_row_blocks();
     out.line(std::string("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, ") +
-             (s_.persistent ? "tile_m" : "tiles.m_block") + " * BM);");
+             (strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block") + " * BM);");
     out.line(std::string("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, ") +
-             (s_.persistent ? "tile_n" : "tiles.n_tile(t)") + " * BN);");
+             (strided ? "tile_n" : "tiles.n_tile(t)") + " * BN);");
     out.close();
     out.close();
+    if (walks_row_blocks()) out.close();
     out.close();
     out.line("return;");
     out.close();
@@ -332,7 +388,16 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
 
   void mainloop(CodeStream& out) const {
     const bool ping_pong = s_.warp_roles == WarpRoles::kPingPong;
-    if (ping_pong) {
+    const std::string tile = walks_row_blocks() ? "g" : "t";  // the CTA's tiles so far
+    if (warpgroups_own_rows()) {
+      out.line(
+          "// Ping-pong on row blocks: start after the other warpgroup's mainloops of row block k-1, so that this "
+          "one runs");
+      out.line(
+          "// while that one is in its epilogue, and so that every ring barrier waited on is at most one phase "
+          "ahead.");
+      out.line("if (t == 0 && k > 0) mbar_wait(order, (k - 1) & 1);");
+    } else if (ping_pong) {
       out.line(
           "// Ping-pong: start after the other warpgroup's mainloop of tile t-1, so that this one runs while "
           "that one");
@@ -343,7 +408,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         "// Mainloop: wgmma over the K blocks, one group in flight, each stage released once its group "
         "retires.");
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
-    out.line("const int it = t * K_BLOCKS + kb;");
+    out.line("const int it = " + tile + " * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&full[s], (it / STAGES) & 1);");
     out.line("wgmma_fence();");
@@ -358,8 +423,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("if (kb > 0 && (threadIdx.x & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);");
     out.close();
     out.line("wgmma_wait<0>();");
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(t * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
-    if (ping_pong) out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(order);");
+    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
+    if (warpgroups_own_rows()) {
+      out.line("if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);");
+    } else if (ping_pong) {
+      out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(order);");
+    }
   }
 
   void consumer(CodeStream& out, const EpilogueEmitter& epilogue) const {
@@ -376,10 +445,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         "const int local_row0 = a_row0 + warp * 16 + lane / 4;  // this thread's rows: local_row0 and "
         "local_row0 + 8");
     if (!s_.persistent) out.line("const int m0 = tiles.m_block * BM;");
+    // Ping-pong warpgroups share rows (and combine their partials) unless they take alternate row blocks.
+    const bool shared_rows = ping_pong && !warpgroups_own_rows();
     out.line("int xround = 0, wround = 0;  // cluster exchanges and warpgroup combines so far");
     out.line("(void)xround; (void)wround;");
     out.line(std::string("const bool row_writer = (lane & 3) == 0 && cta_rank == 0") +
-             (ping_pong ? " && consumer == 0;" : ";") + "  // writes row-value outputs");
+             (shared_rows ? " && consumer == 0;" : ";") + "  // writes row-value outputs");
     out.line("(void)row_writer;");
     if (s_.carried == ValueHome::kShared) {
       out.line(std::string("const int stash_thread = ") +
@@ -393,10 +464,25 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
       out.line("const bool store_leader = (threadIdx.x & 127) == 0;");
     }
+    if (warpgroups_own_rows()) {
+      out.line("// This warpgroup's cluster exchange buffers and rounds.");
+      out.line("float* const wg_xch = xch + consumer * (2 * CLUSTER_N * XSLOTS * BM);");
+      out.line("u64* const wg_xbar = xbar + 2 * consumer;");
+      out.line("(void)wg_xch; (void)wg_xbar;");
+      if (s_.carried == ValueHome::kShared) out.line("sstash += consumer * STASH_FLOATS;  // this warpgroup's stash");
+    }
+    if (walks_row_blocks()) {
+      out.open("for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += tiles.block_stride)");
+      if (warpgroups_own_rows()) out.line("if ((k & 1) != consumer) continue;  // ping-pong: alternate row blocks");
+      out.line("const int m0 = m_block * BM;");
+    }
     epilogue.begin_stage(out, 0);
     out.open("for (int t = 0; t < tiles.count; ++t)");
-    if (ping_pong) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
-    if (s_.persistent) {
+    if (shared_rows) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
+    if (walks_row_blocks()) {
+      out.line("const int g = k * tiles.count + t;  // the CTA's tiles so far");
+      out.line("const int n0 = tiles.n_tile(t) * BN;");
+    } else if (s_.persistent) {
       out.line("int tile_m, tile_n;");
       out.line("tiles.at(t, tile_m, tile_n);");
       out.line("const int m0 = tile_m * BM, n0 = tile_n * BN;");
@@ -431,7 +517,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line();
       epilogue.begin_stage(out, stage);
       if (s_.carried == ValueHome::kRegisters) {
-        const std::string mine = ping_pong ? "consumer" : "0";
+        const std::string mine = shared_rows ? "consumer" : "0";
         out.line("// Carried tiles are still in registers: this warpgroup's only column tile.");
         out.open("if (tiles.count > " + mine + ")");
         out.line("const int n0 = tiles.n_tile(" + mine + ") * BN;");
@@ -441,13 +527,14 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
                        "wrote it."
                      : "// Carried tiles come back from the stash, each element read by the thread that wrote it.");
         out.open("for (int t = 0; t < tiles.count; ++t)");
-        if (ping_pong) out.line("if ((t & 1) != consumer) continue;");
+        if (shared_rows) out.line("if ((t & 1) != consumer) continue;");
         out.line("const int n0 = tiles.n_tile(t) * BN;");
       }
       epilogue.element_loop(out, stage);
       out.close();
       epilogue.end_stage(out, stage);
     }
+    if (walks_row_blocks()) out.close();
   }
 
   const FusionPlan& plan_;

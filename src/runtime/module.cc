@@ -28,6 +28,18 @@ void validate(const Function& function, const LaunchConfig& config) {
   }
 }
 
+// Raises the kernel's limits that `config` needs: dynamic shared memory above the default, clusters above the
+// portable size.
+void allow(const Function& function, const LaunchConfig& config) {
+  if (config.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
+    function.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           static_cast<int>(config.dynamic_shared_bytes));
+  }
+  if (config.cluster.volume() > kPortableClusterSize) {
+    function.set_attribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+  }
+}
+
 }  // namespace
 
 int Function::attribute(CUfunction_attribute attribute) const {
@@ -63,18 +75,41 @@ Function Module::function(const std::string& name) const {
   return Function(*driver_, function, name);
 }
 
+int max_active_clusters(const Function& function, const LaunchConfig& config) {
+  allow(function, config);
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = config.cluster.x;
+  attribute.value.clusterDim.y = config.cluster.y;
+  attribute.value.clusterDim.z = config.cluster.z;
+  CUlaunchConfig query = {};
+  query.gridDimX = config.cluster.x;  // one cluster: the query reads the cluster's shape, not the grid's
+  query.gridDimY = config.cluster.y;
+  query.gridDimZ = config.cluster.z;
+  query.blockDimX = config.block.x;
+  query.blockDimY = config.block.y;
+  query.blockDimZ = config.block.z;
+  query.sharedMemBytes = config.dynamic_shared_bytes;
+  query.attrs = &attribute;
+  query.numAttrs = 1;
+  int clusters = 0;
+  const Driver& driver = function.driver();
+  const CUresult result = driver.api().occupancy_max_active_clusters(&clusters, function.get(), &query);
+  if (result != CUDA_SUCCESS) {
+    throw RuntimeError("cuOccupancyMaxActiveClusters", static_cast<int>(result),
+                       "kernel '" + function.name() + "' (block " + dims(config.block) + ", cluster " +
+                           dims(config.cluster) + ", dynamic shared " +
+                           std::to_string(config.dynamic_shared_bytes) + " bytes): " + driver.describe(result));
+  }
+  return clusters;
+}
+
 void launch(const Function& function, const LaunchConfig& config, void** args) {
   validate(function, config);
-  if (config.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
-    function.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                           static_cast<int>(config.dynamic_shared_bytes));
-  }
+  allow(function, config);
   CUlaunchAttribute attributes[1] = {};
   unsigned attribute_count = 0;
   if (config.cluster.volume() > 1) {
-    if (config.cluster.volume() > kPortableClusterSize) {
-      function.set_attribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-    }
     attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attributes[0].value.clusterDim.x = config.cluster.x;
     attributes[0].value.clusterDim.y = config.cluster.y;

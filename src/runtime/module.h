@@ -83,6 +83,10 @@ struct LaunchConfig {
 /// synchronisation.
 void launch(const Function& function, const LaunchConfig& config, void** args);
 
+/// How many clusters of `config.cluster` (with its block and dynamic shared memory) the device runs at once:
+/// cuOccupancyMaxActiveClusters, a RuntimeError naming it on failure. `config.grid` is ignored.
+int max_active_clusters(const Function& function, const LaunchConfig& config);
+
 /// Launches with the kernel parameters given by value (each must match the kernel's parameter type exactly).
 template <typename... Args>
 void launch(const Function& function, const LaunchConfig& config, const Args&... args) {

@@ -96,7 +96,10 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t barriers = 2 * 8 * stages + 64;
   // Row partials, double-buffered, one float per row and reduction: from each cluster peer for the DSMEM
   // exchange, and from each of the two ping-pong warpgroups (which own the same rows) for their combine.
-  const std::int64_t sources = (cluster_n > 1 ? cluster_n : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
+  // On a persistent grid, ping-pong warpgroups walk alternate row blocks and each exchanges on its own.
+  const bool own_rows = persistent && warp_roles == WarpRoles::kPingPong;
+  const std::int64_t sources =
+      (cluster_n > 1 ? cluster_n * (own_rows ? 2 : 1) : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +
@@ -106,7 +109,10 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
 std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kShared) return 0;
   const std::int64_t tiles_per_cta = ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n);
-  return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn * 4;
+  // Ping-pong warpgroups walking alternate row blocks each keep their own.
+  const int row_blocks_held = s.persistent && s.warp_roles == WarpRoles::kPingPong ? 2 : 1;
+  return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn * 4 *
+         row_blocks_held;
 }
 
 bool pair_loadable(const EpilogueInput& input) {
@@ -184,11 +190,6 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   }
   if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
-  if (s.persistent && plan.has_reductions()) {
-    fail(
-        "persistent=true with row reductions: a CTA (or cluster) already owns whole rows and walks their "
-        "column tiles; the persistent grid is for plans without reductions");
-  }
   if (s.tma_store) check_tma_store(plan, s, fail);
   if (s.vector_loads && a.n % 2 != 0) {
     fail("vector_loads=true with N=" + std::to_string(a.n) +
@@ -210,8 +211,10 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   if (!plan.carried_tiles.empty() && s.carried == ValueHome::kRegisters) {
     // Each consumer warpgroup keeps its own tiles: ping-pong splits a CTA's tiles between two of them.
     const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
-    const std::int64_t tiles_per_warpgroup =
-        s.warp_roles == WarpRoles::kPingPong ? ceil_div(tiles_per_cta, 2) : tiles_per_cta;
+    // (On a persistent grid ping-pong warpgroups take alternate row blocks, each with all the CTA's tiles.)
+    const std::int64_t tiles_per_warpgroup = s.warp_roles == WarpRoles::kPingPong && !s.persistent
+                                                 ? ceil_div(tiles_per_cta, 2)
+                                                 : tiles_per_cta;
     if (tiles_per_warpgroup > 1) {
       fail("carried tiles in registers need one column tile per consumer warpgroup, but N=" +
            std::to_string(a.n) + " at BN=" + std::to_string(s.bn) +

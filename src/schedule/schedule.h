@@ -44,9 +44,11 @@ struct Schedule {
   ReductionPlacement reduction = ReductionPlacement::kCta;
   ValueHome carried = ValueHome::kRegisters;
   int raster_group_m = 8;  // tiles are visited in groups of this many row blocks (L2 reuse of B), >= 1
-  // Plans without row reductions: a grid of at most one CTA per SM whose CTAs stride over all tiles, so that
-  // the producer loads the next tile while the consumers run this one's epilogue (and, in ping-pong, the
-  // other warpgroup its mainloop). Written to JSON only when true: schedules logged before it replay as is.
+  // A grid of at most one CTA per SM whose CTAs stride over all tiles, so that the producer loads the next
+  // tile while the consumers run this one's epilogue (and, in ping-pong, the other warpgroup its mainloop).
+  // With row reductions, as many clusters as run at once walk the row blocks; ping-pong warpgroups then take
+  // alternate row blocks, so that one's reductions and later stages run under the other's mainloops.
+  // Written to JSON only when true: schedules logged before it replay as is.
   bool persistent = false;
   // Plans without row reductions whose one output is a 16-bit [M, N] tile: each consumer warpgroup writes its
   // 64 x BN output tile into 128-byte-swizzled shared memory and one thread stores it with TMA, which runs on

@@ -64,7 +64,13 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
 
   // CTAs and the column tiles each computes.
   std::int64_t ctas = 0, tiles_per_cta = 0;
-  if (plan.has_reductions()) {
+  std::int64_t row_blocks_per_cta = 1;
+  if (plan.has_reductions() && s.persistent) {  // clusters walk the row blocks
+    const std::int64_t clusters = std::min<std::int64_t>(row_blocks, std::max(1, machine.sms / s.cluster_n));
+    ctas = clusters * s.cluster_n;
+    row_blocks_per_cta = ceil_div(row_blocks, clusters);
+    tiles_per_cta = row_blocks_per_cta * ceil_div(n_tiles, s.cluster_n);
+  } else if (plan.has_reductions()) {
     ctas = row_blocks * s.cluster_n;
     tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
   } else if (s.persistent) {
@@ -143,7 +149,7 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
   } else {
     cta_us = static_cast<double>(tiles_per_cta) * (tile_main_us + tile_epilogue_us);
   }
-  cta_us += exchange_us * static_cast<double>(plan.has_reductions() ? 1 : 0);
+  cta_us += exchange_us * static_cast<double>(plan.has_reductions() ? row_blocks_per_cta : 0);
   cta_us += machine.cta_start_us;  // once per CTA: per wave without a persistent grid, once with it
 
   CostEstimate estimate;

@@ -94,7 +94,6 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   } else {
     s.raster_group_m = 8;
     s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-    s.persistent = false;
     s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
@@ -111,7 +110,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
                                  : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash,
                                                           ValueHome::kShared};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
-  // The persistent grid and the TMA-store epilogue: plans without reductions only.
+  // The TMA-store epilogue: plans without reductions only.
   const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
   const std::vector<RolesAndRows> roles(std::begin(kRoles), std::end(kRoles));
   const std::vector<int> stages(std::begin(kStages), std::end(kStages));
@@ -125,7 +124,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = expand(raw, clusters, [](Schedule& s, int n) { s.cluster_n = n; });
   raw = expand(raw, homes, [](Schedule& s, ValueHome home) { s.carried = home; });
   raw = expand(raw, rasters, [](Schedule& s, int group) { s.raster_group_m = group; });
-  raw = expand(raw, switches, [](Schedule& s, bool on) { s.persistent = on; });
+  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.persistent = on; });
   raw = expand(raw, switches, [](Schedule& s, bool on) { s.tma_store = on; });
   raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.vector_loads = on; });
   return finish(plan, raw, limits);

@@ -37,6 +37,12 @@ struct Candidate {
   std::string error;  // why it did not compile
 };
 
+std::vector<Schedule> admitted(std::vector<Schedule> space,
+                               const std::function<bool(const Schedule&)>& admit) {
+  if (admit) std::erase_if(space, [&](const Schedule& s) { return !admit(s); });
+  return space;
+}
+
 class Tuner {
  public:
   Tuner(const te::Program& program, Measurer& measurer, const TuneOptions& options)
@@ -45,7 +51,7 @@ class Tuner {
         program_(program),
         key_(te::workload_key(program)),
         plan_(schedule::plan_fusion(program)),
-        space_(schedule_space(plan_, options.limits)),
+        space_(admitted(schedule_space(plan_, options.limits), options.admit)),
         target_(measurer.target()),
         model_(plan_, machine_model(target_)),
         start_(Clock::now()) {
@@ -104,6 +110,7 @@ class Tuner {
   // Adds `s` to `batch` when it is new and the budget allows.
   void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit) {
     if (batch.size() >= limit || static_cast<int>(batch.size()) >= trials_left()) return;
+    if (options_.admit && !options_.admit(s)) return;
     const std::string key = key_of(s);
     if (tried_.count(key)) return;
     for (const Schedule& b : batch) {

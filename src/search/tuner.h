@@ -49,6 +49,9 @@ struct TuneOptions {
   /// prove containment. Their records carry the status the fault produced.
   std::map<int, Fault> faults;
   schedule::TargetLimits limits;
+  /// The schedules the tuner may try, of the legal space; empty: all of it. (To tune with some knobs fixed,
+  /// or to replay measurements of a smaller space.)
+  std::function<bool(const schedule::Schedule&)> admit;
 };
 
 struct TuneResult {

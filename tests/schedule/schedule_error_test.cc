@@ -150,9 +150,18 @@ TEST(ScheduleErrors, ReductionPlacement) {
       legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
       "schedule for 'mm': tma_store=true with row reductions: the TMA-store epilogue is for plans without "
       "reductions");
-  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.persistent = true; }),
-            "schedule for 'mm': persistent=true with row reductions: a CTA (or cluster) already owns whole "
-            "rows and walks their column tiles; the persistent grid is for plans without reductions");
+  // Persistent ping-pong warpgroups take alternate row blocks: each holds all of the CTA's column tiles.
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.bm = 64;
+                             s.bn = 128;
+                             s.cluster_n = 2;
+                             s.reduction = ReductionPlacement::kCluster;
+                             s.warp_roles = WarpRoles::kPingPong;
+                             s.persistent = true;
+                           }),
+            "schedule for 'mm': carried tiles in registers need one column tile per consumer warpgroup, but "
+            "N=512 at BN=128 and cluster_n=2 gives 2: use carried=l2_stash");
 }
 
 TEST(ScheduleErrors, CarriedTilesInRegisters) {

@@ -61,18 +61,19 @@ TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   std::set<int> clusters;
   std::set<schedule::ValueHome> homes;
-  bool one_tile_per_cta_in_registers = false;
+  bool one_tile_per_cta_in_registers = false, persistent = false;
   for (const schedule::Schedule& s : schedule_space(plan)) {
     clusters.insert(s.cluster_n);
     homes.insert(s.carried);
     EXPECT_EQ(s.reduction == schedule::ReductionPlacement::kCluster, s.cluster_n > 1);
-    EXPECT_FALSE(s.persistent);
+    persistent |= s.persistent;
     one_tile_per_cta_in_registers |=
         s.carried == schedule::ValueHome::kRegisters && s.bn * s.cluster_n == 1024;
   }
   EXPECT_EQ(clusters, (std::set<int>{1, 2, 4, 8}));
   EXPECT_EQ(homes.size(), 3u);
   EXPECT_TRUE(one_tile_per_cta_in_registers);
+  EXPECT_TRUE(persistent);  // clusters walking row blocks
 }
 
 TEST(SearchSpace, CarriedTilesInSharedMemoryOnlyWhereACtaHoldsItsColumns) {

@@ -81,12 +81,13 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 
 // The sweeps were measured before the persistent-grid, TMA-store and vector-load knobs and the shared-memory
 // home of carried tiles existed: they cover the schedules without any of them.
+bool swept(const schedule::Schedule& s) {
+  return !s.persistent && !s.tma_store && !s.vector_loads && s.carried != schedule::ValueHome::kShared;
+}
+
 std::vector<schedule::Schedule> swept_space(const schedule::FusionPlan& plan) {
   std::vector<schedule::Schedule> space = schedule_space(plan);
-  std::erase_if(space,
-                [](const schedule::Schedule& s) {
-    return s.persistent || s.tma_store || s.vector_loads || s.carried == schedule::ValueHome::kShared;
-  });
+  std::erase_if(space, [](const schedule::Schedule& s) { return !swept(s); });
   return space;
 }
 
@@ -122,6 +123,7 @@ TEST(SweepReplay, TunerFindsTheSweepsBestWithinTwoPercent) {
       options.trials = trials;
       options.jobs = 16;  // the H200 machine's batch size
       options.compile = [](const codegen::KernelSource& k) { return fake_compile(k); };
+      options.admit = swept;  // the knobs the sweeps measured
       const TuneResult result = tune(sweep.program, measurer, options);
       const double found = *result.winner.median_us;
       std::cout << "trials " << trials << ": " << found << " us vs sweep best " << best << " us ("
