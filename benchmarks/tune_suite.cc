@@ -3,13 +3,14 @@
 // faulty candidates injected. Prints a table and writes a JSON summary.
 //
 //   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
-//                      [--faults NAME] [--skip-suite] [--fused-only]
+//                      [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
 // The log of the suite run is OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files
 // beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an
-// earlier run).
+// earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
+// carried=registers: an experiment on one part of the space).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,6 +40,7 @@ struct Args {
   int trials = 40;
   double seconds = 55;
   std::vector<std::string> only;  // workload or instance names; empty: all
+  std::vector<std::string> fix;   // knob=value: tune only schedules with these knob values (experiments)
   std::vector<std::string> sweep;
   std::string repeat, faults;
   bool skip_suite = false;
@@ -145,6 +147,7 @@ int run(const Args& args) {
   search::TuneOptions options;
   options.trials = args.trials;
   options.seconds = args.seconds;
+  if (!args.fix.empty()) options.admit = search::knob_filter(args.fix);
   if (!args.skip_suite) {
     options.log_path = args.out_dir + "/h200.jsonl";
     for (const SuiteEntry& entry : suite()) {
@@ -230,7 +233,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr
         << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
-           "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only]\n";
+           "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]\n";
     return 2;
   }
   args.out_dir = argv[1];
@@ -252,6 +255,8 @@ int main(int argc, char** argv) {
       args.seconds = std::stod(value);
     else if (flag == "--only")
       args.only = split(value);
+    else if (flag == "--fix")
+      args.fix = split(value);
     else if (flag == "--sweep")
       args.sweep = split(value);
     else if (flag == "--repeat")

@@ -2,6 +2,8 @@
 // before anything is emitted or compiled.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "schedule/fusion_plan.h"
@@ -18,7 +20,8 @@ schedule::Schedule canonical(const schedule::FusionPlan& plan, schedule::Schedul
 /// warp roles with BM (cooperative 128 or 64, ping-pong 64); BN in {64, 128, 192, 256} plus the widths at
 /// which clusters of 1, 2, 4 and 8 CTAs cover N with one tile each (and N rounded up to 16 when N < 64);
 /// stages 3 to 6; with row reductions, clusters of 1, 2, 4 and 8 CTAs (placement `cluster` above 1); with
-/// carried tiles, registers or the L2 stash; raster groups of 1 and 8 row blocks without reductions (with
+/// carried tiles, registers, the L2 stash or shared memory; the persistent grid (with reductions: clusters
+/// walking row blocks); raster groups of 1 and 8 row blocks without reductions (with
 /// them a CTA owns whole rows, so the raster does not change the kernel's traffic and stays at 8).
 std::vector<schedule::Schedule> schedule_space(const schedule::FusionPlan& plan,
                                                const schedule::TargetLimits& limits = {});
@@ -28,6 +31,11 @@ std::vector<schedule::Schedule> schedule_space(const schedule::FusionPlan& plan,
 std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
                                            const schedule::Schedule& schedule,
                                            const schedule::TargetLimits& limits = {});
+
+/// A predicate that admits the schedules whose knobs have the given values, from "knob=value" texts such as
+/// "persistent=true" or "carried=registers" (a knob as its JSON field; booleans absent from the JSON are
+/// false). An unknown knob or a malformed text is a CompileError naming it and the knobs there are.
+std::function<bool(const schedule::Schedule&)> knob_filter(const std::vector<std::string>& fixes);
 
 /// The canonical order of schedules: by their JSON text (keys sorted). Deterministic tie-breaks use it.
 bool canonical_less(const schedule::Schedule& a, const schedule::Schedule& b);

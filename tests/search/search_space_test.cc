@@ -120,5 +120,36 @@ TEST(SearchSpace, NeighboursAreOneKnobAwayAndLegal) {
   }
 }
 
+TEST(SearchSpace, KnobFilterAdmitsTheSchedulesWithTheGivenValues) {
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  const auto admit = knob_filter({"persistent=true", "carried=registers", "cluster_n=8"});
+  int admitted = 0;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    const bool expected =
+        s.persistent && s.carried == schedule::ValueHome::kRegisters && s.cluster_n == 8;
+    EXPECT_EQ(admit(s), expected) << schedule::to_string(s);
+    admitted += expected ? 1 : 0;
+  }
+  EXPECT_GT(admitted, 0);
+  // Optional booleans absent from the JSON read as false.
+  EXPECT_TRUE(knob_filter({"tma_store=false"})(schedule::Schedule{}));
+  EXPECT_TRUE(knob_filter({})(schedule::Schedule{}));
+}
+
+TEST(SearchSpace, KnobFilterRejectsUnknownKnobsAndValuesOfTheWrongType) {
+  auto error_of = [](const std::vector<std::string>& fixes) {
+    try {
+      knob_filter(fixes);
+    } catch (const CompileError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of({"split_k=2"}).substr(0, 46), "knob filter 'split_k=2': no knob 'split_k' (kn");
+  EXPECT_EQ(error_of({"persistent"}), "knob filter 'persistent': expected knob=value");
+  EXPECT_EQ(error_of({"bn=wide"}), "knob filter 'bn=wide': bn takes an integer");
+  EXPECT_EQ(error_of({"persistent=yes"}), "knob filter 'persistent=yes': persistent takes boolean");
+}
+
 }  // namespace
 }  // namespace comfuse::search
