@@ -40,6 +40,29 @@ void allow(const Function& function, const LaunchConfig& config) {
   }
 }
 
+// The driver's form of `config` over `grid`, the cluster shape in `attribute` (attached when the cluster has
+// more than one block).
+CUlaunchConfig driver_config(const LaunchConfig& config, const Dim3& grid, CUlaunchAttribute& attribute) {
+  CUlaunchConfig out = {};
+  out.gridDimX = grid.x;
+  out.gridDimY = grid.y;
+  out.gridDimZ = grid.z;
+  out.blockDimX = config.block.x;
+  out.blockDimY = config.block.y;
+  out.blockDimZ = config.block.z;
+  out.sharedMemBytes = config.dynamic_shared_bytes;
+  out.hStream = config.stream;
+  if (config.cluster.volume() > 1) {
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = config.cluster.x;
+    attribute.value.clusterDim.y = config.cluster.y;
+    attribute.value.clusterDim.z = config.cluster.z;
+    out.attrs = &attribute;
+    out.numAttrs = 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int Function::attribute(CUfunction_attribute attribute) const {
@@ -78,20 +101,8 @@ Function Module::function(const std::string& name) const {
 int max_active_clusters(const Function& function, const LaunchConfig& config) {
   allow(function, config);
   CUlaunchAttribute attribute = {};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = config.cluster.x;
-  attribute.value.clusterDim.y = config.cluster.y;
-  attribute.value.clusterDim.z = config.cluster.z;
-  CUlaunchConfig query = {};
-  query.gridDimX = config.cluster.x;  // one cluster: the query reads the cluster's shape, not the grid's
-  query.gridDimY = config.cluster.y;
-  query.gridDimZ = config.cluster.z;
-  query.blockDimX = config.block.x;
-  query.blockDimY = config.block.y;
-  query.blockDimZ = config.block.z;
-  query.sharedMemBytes = config.dynamic_shared_bytes;
-  query.attrs = &attribute;
-  query.numAttrs = 1;
+  // One cluster's grid: the query reads the cluster's shape, not the grid's.
+  const CUlaunchConfig query = driver_config(config, config.cluster, attribute);
   int clusters = 0;
   const Driver& driver = function.driver();
   const CUresult result = driver.api().occupancy_max_active_clusters(&clusters, function.get(), &query);
@@ -107,26 +118,8 @@ int max_active_clusters(const Function& function, const LaunchConfig& config) {
 void launch(const Function& function, const LaunchConfig& config, void** args) {
   validate(function, config);
   allow(function, config);
-  CUlaunchAttribute attributes[1] = {};
-  unsigned attribute_count = 0;
-  if (config.cluster.volume() > 1) {
-    attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attributes[0].value.clusterDim.x = config.cluster.x;
-    attributes[0].value.clusterDim.y = config.cluster.y;
-    attributes[0].value.clusterDim.z = config.cluster.z;
-    attribute_count = 1;
-  }
-  CUlaunchConfig launch_config = {};
-  launch_config.gridDimX = config.grid.x;
-  launch_config.gridDimY = config.grid.y;
-  launch_config.gridDimZ = config.grid.z;
-  launch_config.blockDimX = config.block.x;
-  launch_config.blockDimY = config.block.y;
-  launch_config.blockDimZ = config.block.z;
-  launch_config.sharedMemBytes = config.dynamic_shared_bytes;
-  launch_config.hStream = config.stream;
-  launch_config.attrs = attributes;
-  launch_config.numAttrs = attribute_count;
+  CUlaunchAttribute attribute = {};
+  const CUlaunchConfig launch_config = driver_config(config, config.grid, attribute);
   const Driver& driver = function.driver();
   CUresult result = driver.api().launch_kernel_ex(&launch_config, function.get(), args, nullptr);
   if (result != CUDA_SUCCESS) {

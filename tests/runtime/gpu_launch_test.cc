@@ -117,6 +117,33 @@ TEST_F(LaunchTest, ClustersExchangeThroughDistributedSharedMemory) {
   }
 }
 
+TEST_F(LaunchTest, MaxActiveClustersFitTheMultiprocessors) {
+  const CompiledProgram program = compile(test_kernels::kClusterExchange);
+  Module module(context(), program.image);
+  const Function kernel = module.function("cluster_exchange");
+  const int sms = context().attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  for (unsigned cluster : {2u, 4u, 8u}) {
+    SCOPED_TRACE("cluster of " + std::to_string(cluster));
+    LaunchConfig config;
+    config.block.x = 128;
+    config.cluster.x = cluster;
+    config.dynamic_shared_bytes = 200 * 1024;  // one block an SM
+    const int clusters = max_active_clusters(kernel, config);
+    std::cout << "cluster of " << cluster << ": " << clusters << " at once on " << sms << " SMs\n";
+    EXPECT_LE(clusters * static_cast<int>(cluster), sms);
+    EXPECT_GE(clusters * static_cast<int>(cluster), sms / 2);
+    // Then that many clusters run correctly in one launch.
+    const unsigned blocks = static_cast<unsigned>(clusters) * cluster;
+    DeviceBuffer dout(context(), 2 * blocks * sizeof(unsigned));
+    dout.fill_bytes(0xff);
+    config.grid.x = blocks;
+    launch(kernel, config, dout.get());
+    context().synchronize();
+    const std::vector<unsigned> out = dout.download<unsigned>(2 * blocks);
+    for (unsigned block = 0; block < blocks; ++block) ASSERT_EQ(out[2 * block + 1], cluster) << "block " << block;
+  }
+}
+
 TEST_F(LaunchTest, ClusterMustDivideTheGrid) {
   const CompiledProgram program = compile(test_kernels::kClusterExchange);
   Module module(context(), program.image);
