@@ -39,9 +39,8 @@ void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files,
     persistent = " tiles (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
                  (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most)";
   }
-  out << "launch grid " << kernel.launch.grid_x << persistent
-      << " block " << kernel.launch.block_x << " cluster " << kernel.launch.cluster_x << " shared "
-      << kernel.launch.shared_bytes << " bytes\n";
+  out << "launch grid " << kernel.launch.grid_x << persistent << " block " << kernel.launch.block_x
+      << " cluster " << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes << " bytes\n";
   for (const auto& [name, usage] : files.compiled.kernels) {
     out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
         << " bytes spilled\n";

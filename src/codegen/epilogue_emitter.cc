@@ -412,8 +412,8 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line(name + "[h] = v;");
     out.close();
   }
-  // Ping-pong warpgroups on a persistent grid take alternate row blocks: each owns its rows and exchanges with
-  // the same warpgroup of its peers, through its own buffers.
+  // Ping-pong warpgroups on a persistent grid take alternate row blocks: each owns its rows and exchanges
+  // with the same warpgroup of its peers, through its own buffers.
   const bool own_rows = schedule_.persistent && schedule_.warp_roles == schedule::WarpRoles::kPingPong;
   const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong && !own_rows;
   const std::string xch = own_rows ? "wg_xch" : "xch", xbar = own_rows ? "wg_xbar" : "xbar";
@@ -468,8 +468,8 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
       out.line("float " + v + " = " + identity(slot.node->op) + ";");
       out.line("#pragma unroll");
       out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-      out.line("const float p = " + xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.index) +
-               ") * BM + local_row0 + 8 * h];");
+      out.line("const float p = " + xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " +
+               std::to_string(slot.index) + ") * BM + local_row0 + 8 * h];");
       out.line(v + " = " + combine(slot.node->op, v, "p") + ";");
       out.close();
       out.line(slot_name(slot.stage, slot.index) + "[h] = " + v + ";");

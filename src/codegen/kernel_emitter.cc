@@ -144,7 +144,9 @@ class KernelEmitter {
   // Which (row block, column tile) the t-th tile of this CTA is, and how many tiles the CTA has.
   void tile_mapping(CodeStream& out) const {
     if (walks_row_blocks()) {
-      out.line("// The cluster's row blocks (every gridDim.x / CLUSTER_N-th) and, in each, the CTA's column tiles:");
+      out.line(
+          "// The cluster's row blocks (every gridDim.x / CLUSTER_N-th) and, in each, the CTA's column "
+          "tiles:");
       out.line("// the same sequence for the producer and every consumer warpgroup.");
       out.open("struct TileSequence");
       out.line("int first_block, block_stride, first_tile, count, stride;");
@@ -295,17 +297,22 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     }
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
     if (warpgroups_own_rows()) {
-      out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered, per warpgroup");
-      out.line("u64* order = xbar + 4;                      // ping-pong: the mainloops of row block k finished");
+      out.line(
+          "u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered, per "
+          "warpgroup");
+      out.line(
+          "u64* order = xbar + 4;                      // ping-pong: the mainloops of row block k finished");
     } else {
       out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
       out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
     }
     if (warpgroups_own_rows()) {
       out.line(
-          "float* xch = (float*)(order + 2);           // [2 warpgroups][2][CLUSTER_N][XSLOTS][BM] row partials "
-          "from each peer");
-      out.line("float* wgx = xch + (CLUSTER_N > 1 ? 2 * 2 * CLUSTER_N * XSLOTS * BM : 0);  // unused: rows are not shared");
+          "float* xch = (float*)(order + 2);           // [2 warpgroups][2][CLUSTER_N][XSLOTS][BM] row "
+          "partials from each peer");
+      out.line(
+          "float* wgx = xch + (CLUSTER_N > 1 ? 2 * 2 * CLUSTER_N * XSLOTS * BM : 0);  // unused: rows are "
+          "not shared");
     } else {
       out.line(
           "float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each "
@@ -358,7 +365,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("tma_prefetch_descriptor(&tma_a);");
     out.line("tma_prefetch_descriptor(&tma_b);");
     if (walks_row_blocks()) {
-      out.open("for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += tiles.block_stride)");
+      out.open(
+          "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
+          "tiles.block_stride)");
       out.open("for (int t = 0; t < tiles.count; ++t)");
       out.line("const int g = k * tiles.count + t;  // the CTA's tiles so far");
     } else {
@@ -375,7 +384,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
     const bool strided = s_.persistent && !walks_row_blocks();
     out.line(std::string("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, ") +
-             (strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block") + " * BM);");
+             (strided              ? "tile_m"
+              : walks_row_blocks() ? "m_block"
+                                   : "tiles.m_block") +
+             " * BM);");
     out.line(std::string("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, ") +
              (strided ? "tile_n" : "tiles.n_tile(t)") + " * BN);");
     out.close();
@@ -391,10 +403,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     const std::string tile = walks_row_blocks() ? "g" : "t";  // the CTA's tiles so far
     if (warpgroups_own_rows()) {
       out.line(
-          "// Ping-pong on row blocks: start after the other warpgroup's mainloops of row block k-1, so that this "
+          "// Ping-pong on row blocks: start after the other warpgroup's mainloops of row block k-1, so that "
+          "this "
           "one runs");
       out.line(
-          "// while that one is in its epilogue, and so that every ring barrier waited on is at most one phase "
+          "// while that one is in its epilogue, and so that every ring barrier waited on is at most one "
+          "phase "
           "ahead.");
       out.line("if (t == 0 && k > 0) mbar_wait(order, (k - 1) & 1);");
     } else if (ping_pong) {
@@ -423,7 +437,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("if (kb > 0 && (threadIdx.x & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);");
     out.close();
     out.line("wgmma_wait<0>();");
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
+    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(" + tile +
+             " * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
     if (warpgroups_own_rows()) {
       out.line("if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);");
     } else if (ping_pong) {
@@ -469,11 +484,15 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("float* const wg_xch = xch + consumer * (2 * CLUSTER_N * XSLOTS * BM);");
       out.line("u64* const wg_xbar = xbar + 2 * consumer;");
       out.line("(void)wg_xch; (void)wg_xbar;");
-      if (s_.carried == ValueHome::kShared) out.line("sstash += consumer * STASH_FLOATS;  // this warpgroup's stash");
+      if (s_.carried == ValueHome::kShared)
+        out.line("sstash += consumer * STASH_FLOATS;  // this warpgroup's stash");
     }
     if (walks_row_blocks()) {
-      out.open("for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += tiles.block_stride)");
-      if (warpgroups_own_rows()) out.line("if ((k & 1) != consumer) continue;  // ping-pong: alternate row blocks");
+      out.open(
+          "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
+          "tiles.block_stride)");
+      if (warpgroups_own_rows())
+        out.line("if ((k & 1) != consumer) continue;  // ping-pong: alternate row blocks");
       out.line("const int m0 = m_block * BM;");
     }
     epilogue.begin_stage(out, 0);
@@ -525,7 +544,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         out.line(s_.carried == ValueHome::kShared
                      ? "// Carried tiles come back from shared memory, each element read by the thread that "
                        "wrote it."
-                     : "// Carried tiles come back from the stash, each element read by the thread that wrote it.");
+                     : "// Carried tiles come back from the stash, each element read by the thread that "
+                       "wrote it.");
         out.open("for (int t = 0; t < tiles.count; ++t)");
         if (shared_rows) out.line("if ((t & 1) != consumer) continue;");
         out.line("const int n0 = tiles.n_tile(t) * BN;");

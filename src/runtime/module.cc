@@ -110,7 +110,8 @@ int max_active_clusters(const Function& function, const LaunchConfig& config) {
     throw RuntimeError("cuOccupancyMaxActiveClusters", static_cast<int>(result),
                        "kernel '" + function.name() + "' (block " + dims(config.block) + ", cluster " +
                            dims(config.cluster) + ", dynamic shared " +
-                           std::to_string(config.dynamic_shared_bytes) + " bytes): " + driver.describe(result));
+                           std::to_string(config.dynamic_shared_bytes) +
+                           " bytes): " + driver.describe(result));
   }
   return clusters;
 }

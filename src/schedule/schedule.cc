@@ -212,9 +212,8 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
     // Each consumer warpgroup keeps its own tiles: ping-pong splits a CTA's tiles between two of them.
     const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
     // (On a persistent grid ping-pong warpgroups take alternate row blocks, each with all the CTA's tiles.)
-    const std::int64_t tiles_per_warpgroup = s.warp_roles == WarpRoles::kPingPong && !s.persistent
-                                                 ? ceil_div(tiles_per_cta, 2)
-                                                 : tiles_per_cta;
+    const std::int64_t tiles_per_warpgroup =
+        s.warp_roles == WarpRoles::kPingPong && !s.persistent ? ceil_div(tiles_per_cta, 2) : tiles_per_cta;
     if (tiles_per_warpgroup > 1) {
       fail("carried tiles in registers need one column tile per consumer warpgroup, but N=" +
            std::to_string(a.n) + " at BN=" + std::to_string(s.bn) +

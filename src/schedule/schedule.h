@@ -30,8 +30,8 @@ enum class ReductionPlacement : std::uint8_t {
 enum class ValueHome : std::uint8_t {
   kRegisters,  // in the accumulator registers: a CTA must hold all its columns in one tile
   kL2Stash,    // written to an f32 workspace (L2-resident) and re-read by the thread that wrote them
-  kShared,     // written to the CTA's shared memory as f32, in the order of the threads that re-read them: all
-               // of a CTA's column tiles must fit beside the operand ring
+  kShared,  // written to the CTA's shared memory as f32, in the order of the threads that re-read them: all
+            // of a CTA's column tiles must fit beside the operand ring
 };
 
 struct Schedule {

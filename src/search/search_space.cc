@@ -106,9 +106,9 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   const std::vector<int> clusters =
       reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters)) : std::vector<int>{1};
   const std::vector<ValueHome> homes =
-      plan.carried_tiles.empty() ? std::vector<ValueHome>{ValueHome::kRegisters}
-                                 : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash,
-                                                          ValueHome::kShared};
+      plan.carried_tiles.empty()
+          ? std::vector<ValueHome>{ValueHome::kRegisters}
+          : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
   // The TMA-store epilogue: plans without reductions only.
   const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};

@@ -365,7 +365,7 @@ TEST(KernelEmitter, SharedStashKeepsEachThreadsCarriedElementsInSharedMemory) {
   EXPECT_TRUE(contains(kernel.source, "constexpr int TILES_PER_CTA = 2;"));
   EXPECT_TRUE(contains(kernel.source, "const int stash_thread = threadIdx.x & 127;"));
   const std::string slot = "sstash[((0 * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
-  EXPECT_TRUE(contains(kernel.source, slot + " = v_summed;"));     // written in stage 0
+  EXPECT_TRUE(contains(kernel.source, slot + " = v_summed;"));          // written in stage 0
   EXPECT_TRUE(contains(kernel.source, "(inb ? " + slot + " : 0.0f)"));  // read back in the later stages
   EXPECT_FALSE(contains(kernel.source, "stash[((size_t)"));
   // Two 64 x 128 f32 tiles beside the ring.
@@ -394,19 +394,19 @@ TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
       for (int bn : {64, 128, 256}) {
         for (int cluster_n : {1, 2, 4, 8}) {
           for (int stages = 2; stages <= 8; ++stages) {
-           for (ValueHome home : {ValueHome::kL2Stash, ValueHome::kShared}) {
-            Schedule s = cluster_schedule(bm, bn, cluster_n, home);
-            s.stages = stages;
-            if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
-            try {
-              schedule::check_legal(c.plan, s);
-            } catch (const CompileError&) {
-              continue;
+            for (ValueHome home : {ValueHome::kL2Stash, ValueHome::kShared}) {
+              Schedule s = cluster_schedule(bm, bn, cluster_n, home);
+              s.stages = stages;
+              if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
+              try {
+                schedule::check_legal(c.plan, s);
+              } catch (const CompileError&) {
+                continue;
+              }
+              SCOPED_TRACE(c.what + ": " + schedule::to_string(s));
+              const KernelSource kernel = emit_kernel(c.plan, s, kKey);
+              EXPECT_LE(kernel.launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block);
             }
-            SCOPED_TRACE(c.what + ": " + schedule::to_string(s));
-            const KernelSource kernel = emit_kernel(c.plan, s, kKey);
-            EXPECT_LE(kernel.launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block);
-           }
           }
         }
       }

@@ -140,7 +140,8 @@ TEST_F(LaunchTest, MaxActiveClustersFitTheMultiprocessors) {
     launch(kernel, config, dout.get());
     context().synchronize();
     const std::vector<unsigned> out = dout.download<unsigned>(2 * blocks);
-    for (unsigned block = 0; block < blocks; ++block) ASSERT_EQ(out[2 * block + 1], cluster) << "block " << block;
+    for (unsigned block = 0; block < blocks; ++block)
+      ASSERT_EQ(out[2 * block + 1], cluster) << "block " << block;
   }
 }
 

@@ -225,15 +225,16 @@ TEST(ScheduleErrors, Budgets) {
   EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 64, 2048), big_cluster), "(no error)");
   // Carried tiles in shared memory: post-LN N=2048 at BM=128, BN=128 over a cluster of 8 keeps two 128 x 128
   // f32 tiles a CTA (128 KB) beside a ring of 128 KB.
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 64, 2048),
-                           [](Schedule& s) {
-                             s.bn = 128;
-                             s.cluster_n = 8;
-                             s.reduction = ReductionPlacement::kCluster;
-                             s.carried = ValueHome::kShared;
-                           }),
-            "schedule for 'mm': 271488 bytes of shared memory (stages=4, BM=128, BN=128, carried tiles 131072) "
-            "exceed the target's 232448");
+  EXPECT_EQ(
+      legality_error(plan_of("post_layernorm", 256, 64, 2048),
+                     [](Schedule& s) {
+                       s.bn = 128;
+                       s.cluster_n = 8;
+                       s.reduction = ReductionPlacement::kCluster;
+                       s.carried = ValueHome::kShared;
+                     }),
+      "schedule for 'mm': 271488 bytes of shared memory (stages=4, BM=128, BN=128, carried tiles 131072) "
+      "exceed the target's 232448");
   TargetLimits small;
   small.max_shared_memory_per_block = 100 * 1024;
   EXPECT_EQ(legality_error(

@@ -125,8 +125,7 @@ TEST(SearchSpace, KnobFilterAdmitsTheSchedulesWithTheGivenValues) {
   const auto admit = knob_filter({"persistent=true", "carried=registers", "cluster_n=8"});
   int admitted = 0;
   for (const schedule::Schedule& s : schedule_space(plan)) {
-    const bool expected =
-        s.persistent && s.carried == schedule::ValueHome::kRegisters && s.cluster_n == 8;
+    const bool expected = s.persistent && s.carried == schedule::ValueHome::kRegisters && s.cluster_n == 8;
     EXPECT_EQ(admit(s), expected) << schedule::to_string(s);
     admitted += expected ? 1 : 0;
   }

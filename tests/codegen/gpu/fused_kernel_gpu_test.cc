@@ -144,8 +144,9 @@ std::vector<Case> cases() {
           shared.cluster_n = cluster;
           shared.reduction = cluster > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
           if (!legal(plan, shared)) continue;
-          result.push_back({w, shape, shared, std::string(pp ? "pingpong" : "cta") + "_shared_cluster" +
-                                                  std::to_string(cluster)});
+          result.push_back(
+              {w, shape, shared,
+               std::string(pp ? "pingpong" : "cta") + "_shared_cluster" + std::to_string(cluster)});
           break;
         }
       }
@@ -340,11 +341,14 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
         bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
       }
       const schedule::FusionPlan plan = schedule::plan_fusion(p.program);
-      const ReferenceCheck check = check_against_reference(plan, inputs, gpu, [&](std::int64_t rows) {
-        Case sliced = c;
-        sliced.shape["M"] = rows;
-        return build(sliced);
-      }, 1e-2, c.full_rows);
+      const ReferenceCheck check = check_against_reference(
+          plan, inputs, gpu,
+          [&](std::int64_t rows) {
+            Case sliced = c;
+            sliced.shape["M"] = rows;
+            return build(sliced);
+          },
+          1e-2, c.full_rows);
       std::cout << name << "\n" << check.detail;
       if (!check.ok) {
         ++failures;
