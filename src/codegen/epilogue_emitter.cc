@@ -159,9 +159,18 @@ bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast
   return loads_in_pairs() && schedule::pair_loadable({input, broadcast});
 }
 
+std::vector<std::size_t> EpilogueEmitter::batched_reads(int stage) const {
+  std::vector<std::size_t> reads;
+  if (stage == 0 || !schedule_.batched_reads || schedule_.carried == ValueHome::kRegisters) return reads;
+  for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
+    if (plan_.stage(plan_.carried_tiles[c]) < stage) reads.push_back(c);
+  }
+  return reads;
+}
+
 std::vector<std::size_t> EpilogueEmitter::stash_reads(int stage) const {
   std::vector<std::size_t> reads;
-  if (stage == 0 || schedule_.carried != ValueHome::kL2Stash) return reads;
+  if (stage == 0 || schedule_.carried != ValueHome::kL2Stash || schedule_.batched_reads) return reads;
   for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
     if (plan_.stage(plan_.carried_tiles[c]) < stage) reads.push_back(c);
   }
@@ -200,17 +209,24 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage) const {
   out.close();
 }
 
-std::string EpilogueEmitter::carried_read(const te::Tensor& tile) const {
+std::string EpilogueEmitter::stash_load(std::size_t c) const {
+  if (schedule_.carried == ValueHome::kShared) return "(inb ? " + shared_stash_slot(c) + " : 0.0f)";
+  return "(inb ? stash[" + stash_index(std::to_string(c)) + "] : 0.0f)";
+}
+
+std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) const {
   if (schedule_.carried == ValueHome::kRegisters) {
     return plan_.role(tile) == Role::kAnchor ? "acc[i]" : "carry_" + tile.name() + "[i]";
   }
   const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
                                [&](const te::Tensor& t) { return t.same_as(tile); });
   const auto index = static_cast<std::size_t>(it - plan_.carried_tiles.begin());
-  if (schedule_.carried == ValueHome::kShared) return "(inb ? " + shared_stash_slot(index) + " : 0.0f)";
   const auto c = std::to_string(index);
-  if (loads_in_pairs()) return "((i & 1) ? lp_stash" + c + ".y : lp_stash" + c + ".x)";  // zero when !inb
-  return "(inb ? stash[" + stash_index(c) + "] : 0.0f)";
+  if (batched) return "pre" + c + "[j]";
+  if (schedule_.carried == ValueHome::kL2Stash && loads_in_pairs()) {
+    return "((i & 1) ? lp_stash" + c + ".y : lp_stash" + c + ".x)";  // zero when !inb
+  }
+  return stash_load(index);
 }
 
 void EpilogueEmitter::declare_state(CodeStream& out) const {
@@ -336,13 +352,33 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
   declare_pair_loads(out, stage);
+  auto element_coordinates = [&] {
+    out.line("const int h = (i >> 1) & 1;");
+    out.line("const int grow = m0 + local_row0 + 8 * h;");
+    out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+    out.line("const bool inb = grow < M && gcol < N;");
+    out.line("(void)inb;");
+  };
+  const std::vector<std::size_t> batched = batched_reads(stage);
   out.line("#pragma unroll");
-  out.open("for (int i = 0; i < BN / 2; ++i)");
-  out.line("const int h = (i >> 1) & 1;");
-  out.line("const int grow = m0 + local_row0 + 8 * h;");
-  out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
-  out.line("const bool inb = grow < M && gcol < N;");
-  out.line("(void)inb;");
+  if (batched.empty()) {
+    out.open("for (int i = 0; i < BN / 2; ++i)");
+  } else {
+    // A chunk of elements' re-reads first, all in flight at once; then the chunk's elements.
+    const std::string chunk = std::to_string(schedule_.bn / 2 % 16 == 0 ? 16 : 8);
+    out.open("for (int i0 = 0; i0 < BN / 2; i0 += " + chunk + ")");
+    for (std::size_t c : batched) out.line("float pre" + std::to_string(c) + "[" + chunk + "];");
+    out.line("#pragma unroll");
+    out.open("for (int j = 0; j < " + chunk + "; ++j)");
+    out.line("const int i = i0 + j;");
+    element_coordinates();
+    for (std::size_t c : batched) out.line("pre" + std::to_string(c) + "[j] = " + stash_load(c) + ";");
+    out.close();
+    out.line("#pragma unroll");
+    out.open("for (int j = 0; j < " + chunk + "; ++j)");
+    out.line("const int i = i0 + j;");
+  }
+  element_coordinates();
   emit_pair_loads(out, stage);
 
   // Every tensor this stage can read, bound to a C expression.
@@ -354,9 +390,9 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     const Role role = plan_.role(t);
     const int produced = plan_.stage(t);
     if (role == Role::kAnchor) {
-      base.reads[t.get()] = stage == 0 ? "acc[i]" : carried_read(t);
+      base.reads[t.get()] = stage == 0 ? "acc[i]" : carried_read(t, !batched.empty());
     } else if (role == Role::kTile && produced < stage) {
-      base.reads[t.get()] = carried_read(t);
+      base.reads[t.get()] = carried_read(t, !batched.empty());
     } else if (role == Role::kRowValue) {
       base.reads[t.get()] = "row_" + t.name() + "[h]";
     }
@@ -396,6 +432,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     if (st.to_stash) store(out, st);
   }
   out.close();
+  if (!batched.empty()) out.close();
 }
 
 void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {

@@ -126,6 +126,10 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s) {
   return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), pair_loadable);
 }
 
+bool batched_reads_apply(const FusionPlan& plan, const Schedule& s) {
+  return plan.has_reductions() && !plan.carried_tiles.empty() && s.carried != ValueHome::kRegisters;
+}
+
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
   const int per_tile = schedule.bn / 2;  // a 64 x BN f32 fragment over 128 threads
   int carried = 0;
@@ -191,6 +195,11 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   if (!a.b_k_major) fail("operand '" + a.b.name() + "' is [K, N]: this code generator takes B as [N, K]");
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
   if (s.tma_store) check_tma_store(plan, s, fail);
+  if (s.batched_reads && !batched_reads_apply(plan, s)) {
+    fail("batched_reads=true without carried tiles re-read from a stash (carried=" +
+         std::string(value_home_name(s.carried)) + ", " + std::to_string(plan.carried_tiles.size()) +
+         " carried tiles)");
+  }
   if (s.vector_loads && a.n % 2 != 0) {
     fail("vector_loads=true with N=" + std::to_string(a.n) +
          ": a thread's two neighbouring columns are loaded as one, so N must be even");
@@ -301,6 +310,7 @@ nlohmann::json to_json(const Schedule& s) {
   if (s.persistent) json["persistent"] = true;
   if (s.tma_store) json["tma_store"] = true;
   if (s.vector_loads) json["vector_loads"] = true;
+  if (s.batched_reads) json["batched_reads"] = true;
   return json;
 }
 
@@ -309,7 +319,8 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   static const char* const kFields[] = {"bm",         "bn",        "bk",
                                         "stages",     "cluster_n", "warp_roles",
                                         "reduction",  "carried",   "raster_group_m",
-                                        "persistent", "tma_store", "vector_loads"};
+                                        "persistent", "tma_store", "vector_loads",
+                                        "batched_reads"};
   for (const auto& [key, value] : json.items()) {
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
         std::end(kFields)) {
@@ -332,7 +343,7 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   // Optional: added after the first logs were written, absent meaning false.
   for (const auto& [key, field] :
        {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store},
-        std::pair{"vector_loads", &s.vector_loads}}) {
+        std::pair{"vector_loads", &s.vector_loads}, std::pair{"batched_reads", &s.batched_reads}}) {
     if (const auto it = json.find(key); it != json.end()) {
       if (!it->is_boolean()) throw CompileError(path + "." + key + ": expected true or false");
       *field = it->get<bool>();
@@ -348,7 +359,8 @@ std::string to_string(const Schedule& s) {
          " reduction=" + std::string(reduction_placement_name(s.reduction)) +
          " carried=" + std::string(value_home_name(s.carried)) +
          " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "") +
-         (s.tma_store ? " tma_store" : "") + (s.vector_loads ? " vector_loads" : "");
+         (s.tma_store ? " tma_store" : "") + (s.vector_loads ? " vector_loads" : "") +
+         (s.batched_reads ? " batched_reads" : "");
 }
 
 }  // namespace comfuse::schedule

@@ -58,6 +58,11 @@ struct Schedule {
   // two neighbouring columns at once (32-bit for 16-bit types, 64-bit for f32); needs N even. Written to JSON
   // only when true, like `persistent`.
   bool vector_loads = false;
+  // Plans that re-read carried tiles from a stash (L2 or shared memory): each later stage loads the re-read
+  // values of 8 or 16 elements into registers before computing them, so that their latencies overlap. (The
+  // stash's own stores in the same loop otherwise keep the compiler from moving a load above the previous
+  // element's store.) Written to JSON only when true, like `persistent`.
+  bool batched_reads = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
@@ -83,6 +88,9 @@ bool pair_loadable(const EpilogueInput& input);
 /// Whether vector_loads changes the kernel of `plan` under `s`: N even, and a pair-loadable input or stash
 /// re-reads.
 bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Whether batched_reads changes the kernel of `plan` under `s`: carried tiles re-read from a stash.
+bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Hard limits of the target the legality checks use.
 struct TargetLimits {

@@ -174,6 +174,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   if (s.persistent) family += "/persistent";
   if (s.tma_store) family += "/tma_store";
   if (s.vector_loads) family += "/vector_loads";
+  if (s.batched_reads) family += "/batched_reads";
   return family;
 }
 

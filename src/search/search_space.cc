@@ -98,6 +98,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
+  if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
   return s;
 }
 
@@ -127,6 +128,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.persistent = on; });
   raw = expand(raw, switches, [](Schedule& s, bool on) { s.tma_store = on; });
   raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.vector_loads = on; });
+  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.batched_reads = on; });
   return finish(plan, raw, limits);
 }
 
@@ -157,6 +159,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   with([&](Schedule& n) { n.persistent = !s.persistent; });
   with([&](Schedule& n) { n.tma_store = !s.tma_store; });
   with([&](Schedule& n) { n.vector_loads = !s.vector_loads; });
+  with([&](Schedule& n) { n.batched_reads = !s.batched_reads; });
   std::vector<Schedule> out = finish(plan, raw, limits);
   const Schedule self = canonical(plan, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());
@@ -165,7 +168,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
 
 std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>& fixes) {
   nlohmann::json all = schedule::to_json(Schedule{});
-  for (const char* optional : {"persistent", "tma_store", "vector_loads"}) all[optional] = false;
+  for (const char* optional : {"persistent", "tma_store", "vector_loads", "batched_reads"}) all[optional] = false;
   std::vector<std::pair<std::string, nlohmann::json>> wanted;
   for (const std::string& fix : fixes) {
     const std::size_t eq = fix.find('=');

@@ -377,6 +377,34 @@ TEST(KernelEmitter, SharedStashKeepsEachThreadsCarriedElementsInSharedMemory) {
   EXPECT_TRUE(contains(coop.source, "const int stash_thread = threadIdx.x - 128;"));
 }
 
+TEST(KernelEmitter, BatchedReadsLoadAChunkOfStashReReadsBeforeUsingThem) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 64, 1000);  // re-reads mm, then mm and sm_exp
+  Schedule s = cluster_schedule(64, 128, 2, ValueHome::kL2Stash);
+  s.batched_reads = true;
+  const std::string source = emit_kernel(softmax, s, kKey).source;
+  EXPECT_TRUE(contains(source, "for (int i0 = 0; i0 < BN / 2; i0 += 16) {"));
+  EXPECT_TRUE(contains(source, "pre0[j] = (inb ? stash[((size_t)0 * M + grow) * N + gcol] : 0.0f);"));
+  EXPECT_TRUE(contains(source, "pre1[j] = (inb ? stash[((size_t)1 * M + grow) * N + gcol] : 0.0f);"));
+  EXPECT_TRUE(contains(source, "expf((pre0[j] - row_sm_max[h]))"));
+  EXPECT_TRUE(contains(source, "(pre1[j] / row_sm_sum[h])"));
+  // Stage 0 has nothing to re-read: one loop over the elements, as without the knob.
+  EXPECT_EQ(source.find("i0 +="), source.rfind("i0 +=", source.find("i0 +=")));
+  // BN=80: chunks of 8; with vector_loads the stash is no longer read in pairs.
+  s.bn = 80;
+  s.vector_loads = true;
+  const std::string narrow = emit_kernel(softmax, s, kKey).source;
+  EXPECT_TRUE(contains(narrow, "i0 += 8)"));
+  EXPECT_FALSE(contains(narrow, "lp_stash"));
+  // In shared memory, the same chunks from the CTA's own stash.
+  s = cluster_schedule(64, 128, 4, ValueHome::kShared);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.stages = 3;
+  s.batched_reads = true;
+  EXPECT_TRUE(contains(emit_kernel(softmax, s, kKey).source,
+                       "pre0[j] = (inb ? sstash[((0 * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + "
+                       "stash_thread] : 0.0f);"));
+}
+
 TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
   // The emitter's layout never needs more than check_legal budgeted, including with several reductions
   // ending one stage and large clusters.

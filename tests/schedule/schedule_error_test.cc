@@ -235,6 +235,9 @@ TEST(ScheduleErrors, Budgets) {
                      }),
       "schedule for 'mm': 271488 bytes of shared memory (stages=4, BM=128, BN=128, carried tiles 131072) "
       "exceed the target's 232448");
+  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.batched_reads = true; }),
+            "schedule for 'mm': batched_reads=true without carried tiles re-read from a stash "
+            "(carried=registers, 1 carried tiles)");
   TargetLimits small;
   small.max_shared_memory_per_block = 100 * 1024;
   EXPECT_EQ(legality_error(

@@ -79,10 +79,11 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return 1 - 6 * d2 / (n * (n * n - 1));
 }
 
-// The sweeps were measured before the persistent-grid, TMA-store and vector-load knobs and the shared-memory
-// home of carried tiles existed: they cover the schedules without any of them.
+// The sweeps were measured before the persistent-grid, TMA-store, vector-load and batched-read knobs and the
+// shared-memory home of carried tiles existed: they cover the schedules without any of them.
 bool swept(const schedule::Schedule& s) {
-  return !s.persistent && !s.tma_store && !s.vector_loads && s.carried != schedule::ValueHome::kShared;
+  return !s.persistent && !s.tma_store && !s.vector_loads && !s.batched_reads &&
+         s.carried != schedule::ValueHome::kShared;
 }
 
 std::vector<schedule::Schedule> swept_space(const schedule::FusionPlan& plan) {

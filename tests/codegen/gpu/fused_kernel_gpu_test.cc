@@ -128,6 +128,16 @@ std::vector<Case> cases() {
       Schedule ping_pong_stash_vec = ping_pong_stash;
       ping_pong_stash_vec.vector_loads = true;
       result.push_back({w, shape, ping_pong_stash_vec, "pingpong_stash_vector_loads"});
+      // Stash re-reads loaded a chunk of elements ahead (BN=128: chunks of 16; BN=80: of 8, with the inputs
+      // in pairs beside them).
+      Schedule batched = ping_pong_stash;
+      batched.batched_reads = true;
+      result.push_back({w, shape, batched, "pingpong_stash_batched_reads"});
+      Schedule batched_narrow = cluster_stash;
+      batched_narrow.bn = 80;
+      batched_narrow.vector_loads = true;
+      batched_narrow.batched_reads = true;
+      result.push_back({w, shape, batched_narrow, "cluster_stash_bn80_vector_batched_reads"});
       Schedule ping_pong_cluster = ping_pong_stash;
       ping_pong_cluster.reduction = ReductionPlacement::kCluster;
       ping_pong_cluster.cluster_n = n <= 512 ? 2 : 4;
@@ -144,9 +154,11 @@ std::vector<Case> cases() {
           shared.cluster_n = cluster;
           shared.reduction = cluster > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
           if (!legal(plan, shared)) continue;
-          result.push_back(
-              {w, shape, shared,
-               std::string(pp ? "pingpong" : "cta") + "_shared_cluster" + std::to_string(cluster)});
+          const std::string label =
+              std::string(pp ? "pingpong" : "cta") + "_shared_cluster" + std::to_string(cluster);
+          result.push_back({w, shape, shared, label});
+          shared.batched_reads = true;
+          result.push_back({w, shape, shared, label + "_batched_reads"});
           break;
         }
       }
