@@ -97,9 +97,8 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   // Row partials, double-buffered, one float per row and reduction: from each cluster peer for the DSMEM
   // exchange, and from each of the two ping-pong warpgroups (which own the same rows) for their combine.
   // On a persistent grid, ping-pong warpgroups walk alternate row blocks and each exchanges on its own.
-  const bool own_rows = persistent && warp_roles == WarpRoles::kPingPong;
-  const std::int64_t sources =
-      (cluster_n > 1 ? cluster_n * (own_rows ? 2 : 1) : 0) + (warp_roles == WarpRoles::kPingPong ? 2 : 0);
+  const std::int64_t sources = (cluster_n > 1 ? cluster_n * (alternate_row_blocks() ? 2 : 1) : 0) +
+                               (warp_roles == WarpRoles::kPingPong ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +
@@ -110,7 +109,7 @@ std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kShared) return 0;
   const std::int64_t tiles_per_cta = ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n);
   // Ping-pong warpgroups walking alternate row blocks each keep their own.
-  const int row_blocks_held = s.persistent && s.warp_roles == WarpRoles::kPingPong ? 2 : 1;
+  const int row_blocks_held = s.alternate_row_blocks() ? 2 : 1;
   return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn * 4 *
          row_blocks_held;
 }
@@ -220,9 +219,10 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
   if (!plan.carried_tiles.empty() && s.carried == ValueHome::kRegisters) {
     // Each consumer warpgroup keeps its own tiles: ping-pong splits a CTA's tiles between two of them.
     const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
-    // (On a persistent grid ping-pong warpgroups take alternate row blocks, each with all the CTA's tiles.)
-    const std::int64_t tiles_per_warpgroup =
-        s.warp_roles == WarpRoles::kPingPong && !s.persistent ? ceil_div(tiles_per_cta, 2) : tiles_per_cta;
+    // (Unless they take alternate row blocks, each with all the CTA's tiles.)
+    const std::int64_t tiles_per_warpgroup = s.warp_roles == WarpRoles::kPingPong && !s.alternate_row_blocks()
+                                                 ? ceil_div(tiles_per_cta, 2)
+                                                 : tiles_per_cta;
     if (tiles_per_warpgroup > 1) {
       fail("carried tiles in registers need one column tile per consumer warpgroup, but N=" +
            std::to_string(a.n) + " at BN=" + std::to_string(s.bn) +
@@ -297,6 +297,14 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
   return s;
 }
 
+std::span<const OptionalKnob> optional_knobs() {
+  static constexpr OptionalKnob kKnobs[] = {{"persistent", &Schedule::persistent},
+                                            {"tma_store", &Schedule::tma_store},
+                                            {"vector_loads", &Schedule::vector_loads},
+                                            {"batched_reads", &Schedule::batched_reads}};
+  return kKnobs;
+}
+
 nlohmann::json to_json(const Schedule& s) {
   nlohmann::json json{{"bm", s.bm},
                       {"bn", s.bn},
@@ -307,23 +315,21 @@ nlohmann::json to_json(const Schedule& s) {
                       {"reduction", reduction_placement_name(s.reduction)},
                       {"carried", value_home_name(s.carried)},
                       {"raster_group_m", s.raster_group_m}};
-  if (s.persistent) json["persistent"] = true;
-  if (s.tma_store) json["tma_store"] = true;
-  if (s.vector_loads) json["vector_loads"] = true;
-  if (s.batched_reads) json["batched_reads"] = true;
+  for (const OptionalKnob& knob : optional_knobs()) {
+    if (s.*knob.field) json[knob.name] = true;
+  }
   return json;
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
   if (!json.is_object()) throw CompileError(path + ": expected an object");
-  static const char* const kFields[] = {"bm",         "bn",        "bk",
-                                        "stages",     "cluster_n", "warp_roles",
-                                        "reduction",  "carried",   "raster_group_m",
-                                        "persistent", "tma_store", "vector_loads",
-                                        "batched_reads"};
+  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
+                                        "warp_roles", "reduction", "carried", "raster_group_m"};
+  const auto knobs = optional_knobs();
   for (const auto& [key, value] : json.items()) {
-    if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return key == f; }) ==
-        std::end(kFields)) {
+    const auto named = [&](const char* name) { return key == name; };
+    if (std::none_of(std::begin(kFields), std::end(kFields), named) &&
+        std::none_of(knobs.begin(), knobs.end(), [&](const OptionalKnob& k) { return named(k.name); })) {
       throw CompileError(path + ": unknown field '" + key + "'");
     }
   }
@@ -341,26 +347,27 @@ Schedule schedule_from_json(const nlohmann::json& json, const std::string& path)
   s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
   s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
   // Optional: added after the first logs were written, absent meaning false.
-  for (const auto& [key, field] :
-       {std::pair{"persistent", &s.persistent}, std::pair{"tma_store", &s.tma_store},
-        std::pair{"vector_loads", &s.vector_loads}, std::pair{"batched_reads", &s.batched_reads}}) {
-    if (const auto it = json.find(key); it != json.end()) {
-      if (!it->is_boolean()) throw CompileError(path + "." + key + ": expected true or false");
-      *field = it->get<bool>();
+  for (const OptionalKnob& knob : knobs) {
+    if (const auto it = json.find(knob.name); it != json.end()) {
+      if (!it->is_boolean()) throw CompileError(path + "." + knob.name + ": expected true or false");
+      s.*knob.field = it->get<bool>();
     }
   }
   return s;
 }
 
 std::string to_string(const Schedule& s) {
-  return "BM=" + std::to_string(s.bm) + " BN=" + std::to_string(s.bn) + " BK=" + std::to_string(s.bk) +
-         " stages=" + std::to_string(s.stages) + " cluster_n=" + std::to_string(s.cluster_n) + " " +
-         std::string(warp_roles_name(s.warp_roles)) +
-         " reduction=" + std::string(reduction_placement_name(s.reduction)) +
-         " carried=" + std::string(value_home_name(s.carried)) +
-         " raster_group_m=" + std::to_string(s.raster_group_m) + (s.persistent ? " persistent" : "") +
-         (s.tma_store ? " tma_store" : "") + (s.vector_loads ? " vector_loads" : "") +
-         (s.batched_reads ? " batched_reads" : "");
+  std::string text = "BM=" + std::to_string(s.bm) + " BN=" + std::to_string(s.bn) +
+                     " BK=" + std::to_string(s.bk) + " stages=" + std::to_string(s.stages) +
+                     " cluster_n=" + std::to_string(s.cluster_n) + " " +
+                     std::string(warp_roles_name(s.warp_roles)) +
+                     " reduction=" + std::string(reduction_placement_name(s.reduction)) +
+                     " carried=" + std::string(value_home_name(s.carried)) +
+                     " raster_group_m=" + std::to_string(s.raster_group_m);
+  for (const OptionalKnob& knob : optional_knobs()) {
+    if (s.*knob.field) text += std::string(" ") + knob.name;
+  }
+  return text;
 }
 
 }  // namespace comfuse::schedule

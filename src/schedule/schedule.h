@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ struct Schedule {
   bool batched_reads = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
+  /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
+  /// all of the CTA's column tiles, exchanging its own row partials) instead of alternate column tiles of the
+  /// same rows.
+  bool alternate_row_blocks() const { return persistent && warp_roles == WarpRoles::kPingPong; }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
   /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
@@ -77,6 +82,14 @@ struct Schedule {
 
   bool operator==(const Schedule&) const = default;
 };
+
+/// A boolean knob added after the first logs were written: in JSON only when true, absent meaning false.
+struct OptionalKnob {
+  const char* name;
+  bool Schedule::*field;
+};
+/// Every optional knob, in the order to_string names them.
+std::span<const OptionalKnob> optional_knobs();
 
 /// Bytes of shared memory the carried tiles take with carried=shared: every carried tile of each of a CTA's
 /// column tiles, f32 (0 with any other value home).

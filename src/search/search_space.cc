@@ -168,7 +168,7 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
 
 std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>& fixes) {
   nlohmann::json all = schedule::to_json(Schedule{});
-  for (const char* optional : {"persistent", "tma_store", "vector_loads", "batched_reads"}) all[optional] = false;
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) all[knob.name] = false;
   std::vector<std::pair<std::string, nlohmann::json>> wanted;
   for (const std::string& fix : fixes) {
     const std::size_t eq = fix.find('=');
