@@ -159,22 +159,22 @@ bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast
   return loads_in_pairs() && schedule::pair_loadable({input, broadcast});
 }
 
-std::vector<std::size_t> EpilogueEmitter::batched_reads(int stage) const {
+std::vector<std::size_t> EpilogueEmitter::rereads(int stage) const {
   std::vector<std::size_t> reads;
-  if (stage == 0 || !schedule_.batched_reads || schedule_.carried == ValueHome::kRegisters) return reads;
+  if (schedule_.carried == ValueHome::kRegisters) return reads;
   for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
     if (plan_.stage(plan_.carried_tiles[c]) < stage) reads.push_back(c);
   }
   return reads;
 }
 
+std::vector<std::size_t> EpilogueEmitter::batched_reads(int stage) const {
+  return schedule_.batched_reads ? rereads(stage) : std::vector<std::size_t>{};
+}
+
 std::vector<std::size_t> EpilogueEmitter::stash_reads(int stage) const {
-  std::vector<std::size_t> reads;
-  if (stage == 0 || schedule_.carried != ValueHome::kL2Stash || schedule_.batched_reads) return reads;
-  for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
-    if (plan_.stage(plan_.carried_tiles[c]) < stage) reads.push_back(c);
-  }
-  return reads;
+  const bool paired = schedule_.carried == ValueHome::kL2Stash && !schedule_.batched_reads;
+  return paired ? rereads(stage) : std::vector<std::size_t>{};
 }
 
 void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
@@ -451,7 +451,7 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
   }
   // Ping-pong warpgroups on a persistent grid take alternate row blocks: each owns its rows and exchanges
   // with the same warpgroup of its peers, through its own buffers.
-  const bool own_rows = schedule_.persistent && schedule_.warp_roles == schedule::WarpRoles::kPingPong;
+  const bool own_rows = schedule_.alternate_row_blocks();
   const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong && !own_rows;
   const std::string xch = own_rows ? "wg_xch" : "xch", xbar = own_rows ? "wg_xbar" : "xbar";
   if (ping_pong) {

@@ -53,14 +53,16 @@ class EpilogueEmitter {
   bool pair_loadable(const te::Tensor& input, schedule::Broadcast broadcast) const;
   void declare_pair_loads(CodeStream& out, int stage) const;
   void emit_pair_loads(CodeStream& out, int stage) const;
-  std::vector<std::size_t> stash_reads(int stage) const;  // carried tiles (indices) re-read in `stage`
+  std::vector<std::size_t> rereads(int stage) const;  // carried tiles (indices) `stage` reads from a stash
+  std::vector<std::size_t> stash_reads(int stage) const;  // of those, the ones loaded in pairs
   /// With schedule.batched_reads: the carried tiles (indices) `stage` re-reads from the stash, loaded a chunk
   /// of elements ahead into `pre<c>[j]` (empty without the knob or in stage 0).
   std::vector<std::size_t> batched_reads(int stage) const;
   bool stores_in_pairs() const;
   std::vector<Store> stores_of_stage(int stage) const;
   void store(CodeStream& out, const Store& st) const;
-  /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's registers.
+  /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
+  /// registers.
   std::string carried_read(const te::Tensor& tile, bool batched) const;
   std::string stash_load(std::size_t c) const;  // carried tile c's element i from the stash, 0 out of bounds
   std::vector<Slot> slots_of_stage(int stage) const;

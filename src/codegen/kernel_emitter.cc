@@ -34,7 +34,7 @@ class KernelEmitter {
   // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
   // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
   bool walks_row_blocks() const { return s_.persistent && plan_.has_reductions(); }
-  bool warpgroups_own_rows() const { return walks_row_blocks() && s_.warp_roles == WarpRoles::kPingPong; }
+  bool warpgroups_own_rows() const { return walks_row_blocks() && s_.alternate_row_blocks(); }
 
   KernelSource emit() {
     KernelSource result;
@@ -148,19 +148,12 @@ class KernelEmitter {
           "// The cluster's row blocks (every gridDim.x / CLUSTER_N-th) and, in each, the CTA's column "
           "tiles:");
       out.line("// the same sequence for the producer and every consumer warpgroup.");
-      out.open("struct TileSequence");
-      out.line("int first_block, block_stride, first_tile, count, stride;");
-      out.open("__device__ __forceinline__ int n_tile(int t) const");
-      out.line("return first_tile + t * stride;");
-      out.close();
-      out.close(";");
+      tile_sequence_struct(out, "int first_block, block_stride, first_tile, count, stride;");
       out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
       out.line("TileSequence seq;");
       out.line("seq.first_block = blockIdx.x / CLUSTER_N;");
       out.line("seq.block_stride = gridDim.x / CLUSTER_N;");
-      out.line("seq.first_tile = cta_rank;");
-      out.line("seq.stride = CLUSTER_N;");
-      out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
+      cluster_column_tiles(out);
       out.line("return seq;");
       out.close();
       out.line();
@@ -171,21 +164,14 @@ class KernelEmitter {
       return;
     }
     out.line("// The CTA's tiles: the same sequence for the producer and every consumer warpgroup.");
-    out.open("struct TileSequence");
-    out.line("int m_block, first_tile, count, stride;");
-    out.open("__device__ __forceinline__ int n_tile(int t) const");
-    out.line("return first_tile + t * stride;");
-    out.close();
-    out.close(";");
+    tile_sequence_struct(out, "int m_block, first_tile, count, stride;");
     raster_function(out);
     out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
     out.line("TileSequence seq;");
     if (plan_.has_reductions()) {
       out.line("// The cluster owns BM whole rows; its CTAs take every CLUSTER_N-th column tile.");
       out.line("seq.m_block = blockIdx.x / CLUSTER_N;");
-      out.line("seq.first_tile = cta_rank;");
-      out.line("seq.stride = CLUSTER_N;");
-      out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
+      cluster_column_tiles(out);
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
       out.line("// Two neighbouring column tiles of one row block, one per consumer warpgroup.");
       out.line("int pair;");
@@ -203,6 +189,23 @@ class KernelEmitter {
     out.line("return seq;");
     out.close();
     out.line();
+  }
+
+  // The device struct of a CTA's tile sequence: `fields`, and n_tile(t) of its column tiles.
+  void tile_sequence_struct(CodeStream& out, const std::string& fields) const {
+    out.open("struct TileSequence");
+    out.line(fields);
+    out.open("__device__ __forceinline__ int n_tile(int t) const");
+    out.line("return first_tile + t * stride;");
+    out.close();
+    out.close(";");
+  }
+
+  // Reduction plans: the CTA of rank r in its cluster takes the column tiles r, r + CLUSTER_N, ...
+  void cluster_column_tiles(CodeStream& out) const {
+    out.line("seq.first_tile = cta_rank;");
+    out.line("seq.stride = CLUSTER_N;");
+    out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
   }
 
   // The persistent grid: CTA b takes the tiles b, b + gridDim.x, ... of the rasterised order, so that the
@@ -302,11 +305,6 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
           "warpgroup");
       out.line(
           "u64* order = xbar + 4;                      // ping-pong: the mainloops of row block k finished");
-    } else {
-      out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
-      out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
-    }
-    if (warpgroups_own_rows()) {
       out.line(
           "float* xch = (float*)(order + 2);           // [2 warpgroups][2][CLUSTER_N][XSLOTS][BM] row "
           "partials from each peer");
@@ -314,6 +312,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
           "float* wgx = xch + (CLUSTER_N > 1 ? 2 * 2 * CLUSTER_N * XSLOTS * BM : 0);  // unused: rows are "
           "not shared");
     } else {
+      out.line("u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered");
+      out.line("u64* order = xbar + 2;                      // ping-pong: the mainloop of tile t finished");
       out.line(
           "float* xch = (float*)(order + 2);           // [2][CLUSTER_N][XSLOTS][BM] row partials from each "
           "peer");
@@ -382,14 +382,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
+    // The tile's row block and column tile: from the strided sequence, the row-block walk, or the CTA's own.
     const bool strided = s_.persistent && !walks_row_blocks();
-    out.line(std::string("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, ") +
-             (strided              ? "tile_m"
-              : walks_row_blocks() ? "m_block"
-                                   : "tiles.m_block") +
-             " * BM);");
-    out.line(std::string("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, ") +
-             (strided ? "tile_n" : "tiles.n_tile(t)") + " * BN);");
+    const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
+    const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
+    out.line("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, " + m_block + " * BM);");
+    out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
     out.close();
     out.close();
     if (walks_row_blocks()) out.close();
@@ -404,12 +402,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     if (warpgroups_own_rows()) {
       out.line(
           "// Ping-pong on row blocks: start after the other warpgroup's mainloops of row block k-1, so that "
-          "this "
-          "one runs");
+          "this one runs");
       out.line(
           "// while that one is in its epilogue, and so that every ring barrier waited on is at most one "
-          "phase "
-          "ahead.");
+          "phase ahead.");
       out.line("if (t == 0 && k > 0) mbar_wait(order, (k - 1) & 1);");
     } else if (ping_pong) {
       out.line(
