@@ -40,9 +40,9 @@ double op_weight(const te::Expr& e) {
   return weight;
 }
 
-// CTAs of `cluster` the GPU runs at once: clusters must fit in one GPC, which strands SMs for large ones.
-// CTAs running at once in clusters of `cluster`: the GPCs, not the SM count alone, decide. On the H200 the
-// driver's occupancy query gives 66 clusters of 2, 30 of 4 and 15 of 8 (120 of 132 SMs for 4 and 8).
+// CTAs of `cluster` the GPU runs at once: clusters must fit in one GPC, which strands SMs for large ones. On
+// the H200 the driver's occupancy query gives 66 clusters of 2, 30 of 4 and 15 of 8 (120 of 132 SMs for 4 and
+// 8).
 double concurrent_ctas(int sms, int cluster) {
   if (cluster >= 4) return sms * 120.0 / 132.0;
   return sms;
@@ -171,10 +171,9 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   family += "/" + std::to_string(s.bm);
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
   if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
-  if (s.persistent) family += "/persistent";
-  if (s.tma_store) family += "/tma_store";
-  if (s.vector_loads) family += "/vector_loads";
-  if (s.batched_reads) family += "/batched_reads";
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+    if (s.*knob.field) family += std::string("/") + knob.name;
+  }
   return family;
 }
 
