@@ -21,6 +21,7 @@ struct RolesAndRows {
 constexpr RolesAndRows kRoles[] = {
     {WarpRoles::kCooperative, 128}, {WarpRoles::kCooperative, 64}, {WarpRoles::kPingPong, 64}};
 constexpr int kStages[] = {3, 4, 5, 6};
+constexpr ValueHome kHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
 constexpr int kClusters[] = {1, 2, 4, 8};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -106,13 +107,10 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   const bool reductions = plan.has_reductions();
   const std::vector<int> clusters =
       reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters)) : std::vector<int>{1};
-  const std::vector<ValueHome> homes =
-      plan.carried_tiles.empty()
-          ? std::vector<ValueHome>{ValueHome::kRegisters}
-          : std::vector<ValueHome>{ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
+  const std::vector<ValueHome> homes = plan.carried_tiles.empty()
+                                           ? std::vector<ValueHome>{ValueHome::kRegisters}
+                                           : std::vector<ValueHome>(std::begin(kHomes), std::end(kHomes));
   const std::vector<int> rasters = reductions ? std::vector<int>{8} : std::vector<int>{1, 8};
-  // The TMA-store epilogue: plans without reductions only.
-  const std::vector<bool> switches = reductions ? std::vector<bool>{false} : std::vector<bool>{false, true};
   const std::vector<RolesAndRows> roles(std::begin(kRoles), std::end(kRoles));
   const std::vector<int> stages(std::begin(kStages), std::end(kStages));
   std::vector<Schedule> raw = {Schedule{}};
@@ -125,10 +123,12 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = expand(raw, clusters, [](Schedule& s, int n) { s.cluster_n = n; });
   raw = expand(raw, homes, [](Schedule& s, ValueHome home) { s.carried = home; });
   raw = expand(raw, rasters, [](Schedule& s, int group) { s.raster_group_m = group; });
-  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.persistent = on; });
-  raw = expand(raw, switches, [](Schedule& s, bool on) { s.tma_store = on; });
-  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.vector_loads = on; });
-  raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool on) { s.batched_reads = on; });
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+    // The TMA-store epilogue: plans without reductions only.
+    const bool off_only = reductions && knob.field == &Schedule::tma_store;
+    raw = expand(raw, off_only ? std::vector<bool>{false} : std::vector<bool>{false, true},
+                 [&](Schedule& s, bool on) { s.*knob.field = on; });
+  }
   return finish(plan, raw, limits);
 }
 
@@ -152,14 +152,13 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   if (width != widths.end() && width + 1 != widths.end()) with([&](Schedule& n) { n.bn = *(width + 1); });
   for (int stages : steps(kStages, s.stages)) with([&](Schedule& n) { n.stages = stages; });
   for (int cluster : steps(kClusters, s.cluster_n)) with([&](Schedule& n) { n.cluster_n = cluster; });
-  for (ValueHome home : {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared}) {
+  for (ValueHome home : kHomes) {
     if (home != s.carried) with([&](Schedule& n) { n.carried = home; });
   }
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
-  with([&](Schedule& n) { n.persistent = !s.persistent; });
-  with([&](Schedule& n) { n.tma_store = !s.tma_store; });
-  with([&](Schedule& n) { n.vector_loads = !s.vector_loads; });
-  with([&](Schedule& n) { n.batched_reads = !s.batched_reads; });
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+    with([&](Schedule& n) { n.*knob.field = !(s.*knob.field); });
+  }
   std::vector<Schedule> out = finish(plan, raw, limits);
   const Schedule self = canonical(plan, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());
