@@ -365,14 +365,26 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     out.open("for (int i = 0; i < BN / 2; ++i)");
   } else {
     // A chunk of elements' re-reads first, all in flight at once; then the chunk's elements.
-    const std::string chunk = std::to_string(schedule_.bn / 2 % 16 == 0 ? 16 : 8);
+    const std::string chunk = std::to_string(schedule::read_chunk(schedule_, batched.size()));
     out.open("for (int i0 = 0; i0 < BN / 2; i0 += " + chunk + ")");
     for (std::size_t c : batched) out.line("float pre" + std::to_string(c) + "[" + chunk + "];");
     out.line("#pragma unroll");
-    out.open("for (int j = 0; j < " + chunk + "; ++j)");
+    // Deep reads from an L2 stash: the two neighbouring columns (gcol even, N even) as one 64-bit load.
+    const bool paired = schedule_.deep_reads && schedule_.carried == ValueHome::kL2Stash && stores_in_pairs();
+    out.open("for (int j = 0; j < " + chunk + (paired ? "; j += 2)" : "; ++j)"));
     out.line("const int i = i0 + j;");
     element_coordinates();
-    for (std::size_t c : batched) out.line("pre" + std::to_string(c) + "[j] = " + stash_load(c) + ";");
+    for (std::size_t c : batched) {
+      const std::string pre = "pre" + std::to_string(c);
+      if (paired) {
+        out.line("const float2 p" + std::to_string(c) + " = inb ? *(const float2*)&stash[" +
+                 stash_index(std::to_string(c)) + "] : make_float2(0.0f, 0.0f);");
+        out.line(pre + "[j] = p" + std::to_string(c) + ".x;");
+        out.line(pre + "[j + 1] = p" + std::to_string(c) + ".y;");
+      } else {
+        out.line(pre + "[j] = " + stash_load(c) + ";");
+      }
+    }
     out.close();
     out.line("#pragma unroll");
     out.open("for (int j = 0; j < " + chunk + "; ++j)");

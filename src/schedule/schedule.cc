@@ -129,6 +129,17 @@ bool batched_reads_apply(const FusionPlan& plan, const Schedule& s) {
   return plan.has_reductions() && !plan.carried_tiles.empty() && s.carried != ValueHome::kRegisters;
 }
 
+int read_chunk(const Schedule& s, std::size_t rereads) {
+  const int per_tile = s.bn / 2;  // a multiple of 8
+  if (!s.deep_reads) return per_tile % 16 == 0 ? 16 : 8;
+  for (const int chunk : {64, 32, 16}) {
+    if (per_tile % chunk == 0 && static_cast<std::size_t>(chunk) * std::max<std::size_t>(rereads, 1) <= 64) {
+      return chunk;
+    }
+  }
+  return 8;
+}
+
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
   const int per_tile = schedule.bn / 2;  // a 64 x BN f32 fragment over 128 threads
   int carried = 0;
@@ -198,6 +209,9 @@ void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& 
     fail("batched_reads=true without carried tiles re-read from a stash (carried=" +
          std::string(value_home_name(s.carried)) + ", " + std::to_string(plan.carried_tiles.size()) +
          " carried tiles)");
+  }
+  if (s.deep_reads && !s.batched_reads) {
+    fail("deep_reads=true without batched_reads=true: deep_reads deepens the batched re-reads' chunks");
   }
   if (s.vector_loads && a.n % 2 != 0) {
     fail("vector_loads=true with N=" + std::to_string(a.n) +
@@ -301,7 +315,8 @@ std::span<const OptionalKnob> optional_knobs() {
   static constexpr OptionalKnob kKnobs[] = {{"persistent", &Schedule::persistent},
                                             {"tma_store", &Schedule::tma_store},
                                             {"vector_loads", &Schedule::vector_loads},
-                                            {"batched_reads", &Schedule::batched_reads}};
+                                            {"batched_reads", &Schedule::batched_reads},
+                                            {"deep_reads", &Schedule::deep_reads}};
   return kKnobs;
 }
 

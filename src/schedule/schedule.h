@@ -64,6 +64,10 @@ struct Schedule {
   // stash's own stores in the same loop otherwise keep the compiler from moving a load above the previous
   // element's store.) Written to JSON only when true, like `persistent`.
   bool batched_reads = false;
+  // With batched_reads: chunks of up to 64 re-read values a thread (shared among the carried tiles a stage
+  // re-reads) instead of 8 or 16, and an L2 stash's two neighbouring columns loaded as one 64-bit word when N
+  // is even, so that the later stages keep four times the bytes in flight. Written to JSON only when true.
+  bool deep_reads = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -104,6 +108,11 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Whether batched_reads changes the kernel of `plan` under `s`: carried tiles re-read from a stash.
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Elements a thread loads ahead per chunk of a stage that re-reads `rereads` carried tiles under
+/// batched_reads: 16 or 8 (whichever divides BN / 2), with deep_reads the largest of 64, 32, 16 and 8 that
+/// divides BN / 2 and keeps rereads x chunk <= 64 (at least 8).
+int read_chunk(const Schedule& s, std::size_t rereads);
 
 /// Hard limits of the target the legality checks use.
 struct TargetLimits {

@@ -100,6 +100,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
   if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
+  if (!s.batched_reads) s.deep_reads = false;
   return s;
 }
 

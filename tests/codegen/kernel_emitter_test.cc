@@ -405,6 +405,34 @@ TEST(KernelEmitter, BatchedReadsLoadAChunkOfStashReReadsBeforeUsingThem) {
                        "stash_thread] : 0.0f);"));
 }
 
+TEST(KernelEmitter, DeepReadsLoadLargerChunksAndStashPairs) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 64, 1000);  // the last stage re-reads two tiles
+  Schedule s = cluster_schedule(64, 256, 2, ValueHome::kL2Stash);
+  s.batched_reads = s.deep_reads = true;
+  const std::string source = emit_kernel(softmax, s, kKey).source;
+  // Stage 1 re-reads one tile (64 a chunk), stage 2 two (32 each); both in 64-bit pairs.
+  EXPECT_TRUE(contains(source, "for (int i0 = 0; i0 < BN / 2; i0 += 64) {"));
+  EXPECT_TRUE(contains(source, "for (int i0 = 0; i0 < BN / 2; i0 += 32) {"));
+  EXPECT_TRUE(contains(source, "for (int j = 0; j < 64; j += 2) {"));
+  EXPECT_TRUE(contains(source, "const float2 p1 = inb ? *(const float2*)&stash[((size_t)1 * M + grow) * N + "
+                               "gcol] : make_float2(0.0f, 0.0f);"));
+  EXPECT_TRUE(contains(source, "pre1[j + 1] = p1.y;"));
+  // N odd: element by element, in the same deep chunks.
+  const std::string odd = emit_kernel(plan_of("gemm_softmax", 256, 64, 999), s, kKey).source;
+  EXPECT_TRUE(contains(odd, "i0 += 64)"));
+  EXPECT_FALSE(contains(odd, "const float2 p0"));
+  EXPECT_TRUE(contains(odd, "pre0[j] = (inb ? stash[((size_t)0 * M + grow) * N + gcol] : 0.0f);"));
+  // In shared memory (thread-fastest: a thread's neighbouring columns are not adjacent), deep chunks of single
+  // loads.
+  s = cluster_schedule(64, 128, 4, ValueHome::kShared);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.stages = 3;
+  s.batched_reads = s.deep_reads = true;
+  const std::string shared = emit_kernel(softmax, s, kKey).source;
+  EXPECT_TRUE(contains(shared, "i0 += 64)"));
+  EXPECT_FALSE(contains(shared, "const float2 p0"));
+}
+
 TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
   // The emitter's layout never needs more than check_legal budgeted, including with several reductions
   // ending one stage and large clusters.

@@ -238,6 +238,13 @@ TEST(ScheduleErrors, Budgets) {
   EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.batched_reads = true; }),
             "schedule for 'mm': batched_reads=true without carried tiles re-read from a stash "
             "(carried=registers, 1 carried tiles)");
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.carried = ValueHome::kL2Stash;
+                             s.deep_reads = true;
+                           }),
+            "schedule for 'mm': deep_reads=true without batched_reads=true: deep_reads deepens the batched "
+            "re-reads' chunks");
   TargetLimits small;
   small.max_shared_memory_per_block = 100 * 1024;
   EXPECT_EQ(legality_error(

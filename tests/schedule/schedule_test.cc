@@ -206,6 +206,26 @@ TEST(Schedule, AccumulatorRegisters) {
   EXPECT_EQ(accumulator_registers(rms, s), 64);
 }
 
+TEST(Schedule, ReadChunk) {
+  Schedule s;
+  s.bn = 256;  // 128 elements a thread a tile
+  EXPECT_EQ(read_chunk(s, 1), 16);
+  s.bn = 80;  // 40: 16 does not divide it
+  EXPECT_EQ(read_chunk(s, 1), 8);
+  s.batched_reads = s.deep_reads = true;
+  s.bn = 256;
+  EXPECT_EQ(read_chunk(s, 1), 64);
+  EXPECT_EQ(read_chunk(s, 2), 32);  // 64 values in flight, shared by two carried tiles
+  EXPECT_EQ(read_chunk(s, 3), 16);
+  s.bn = 96;  // 48: 64 and 32 do not divide it
+  EXPECT_EQ(read_chunk(s, 1), 16);
+  s.bn = 80;
+  EXPECT_EQ(read_chunk(s, 1), 8);
+  s.bn = 128;
+  EXPECT_EQ(read_chunk(s, 1), 64);
+  EXPECT_EQ(read_chunk(s, 9), 8);  // never fewer than 8
+}
+
 std::vector<Schedule> spread_of_schedules() {
   std::vector<Schedule> list;
   list.push_back(Schedule{});
@@ -254,6 +274,12 @@ TEST(ScheduleJson, RoundTrip) {
   b = a;
   b.persistent = true;
   EXPECT_NE(a, b);
+  b = a;
+  b.deep_reads = true;
+  EXPECT_NE(a, b);
+  b.batched_reads = true;
+  EXPECT_EQ(schedule_from_json(nlohmann::json::parse(to_json(b).dump())), b);
+  EXPECT_EQ(to_string(b), to_string(a) + " batched_reads deep_reads");
 }
 
 TEST(ScheduleJson, PersistentIsWrittenOnlyWhenSet) {

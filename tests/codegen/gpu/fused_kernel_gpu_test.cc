@@ -138,6 +138,13 @@ std::vector<Case> cases() {
       batched_narrow.vector_loads = true;
       batched_narrow.batched_reads = true;
       result.push_back({w, shape, batched_narrow, "cluster_stash_bn80_vector_batched_reads"});
+      // Deep chunks: 64-bit stash pairs at BN=128 (64 a chunk), single loads with chunks of 8 at BN=80.
+      Schedule deep = batched;
+      deep.deep_reads = true;
+      result.push_back({w, shape, deep, "pingpong_stash_deep_reads"});
+      Schedule deep_narrow = batched_narrow;
+      deep_narrow.deep_reads = true;
+      result.push_back({w, shape, deep_narrow, "cluster_stash_bn80_vector_deep_reads"});
       Schedule ping_pong_cluster = ping_pong_stash;
       ping_pong_cluster.reduction = ReductionPlacement::kCluster;
       ping_pong_cluster.cluster_n = n <= 512 ? 2 : 4;
@@ -159,6 +166,8 @@ std::vector<Case> cases() {
           result.push_back({w, shape, shared, label});
           shared.batched_reads = true;
           result.push_back({w, shape, shared, label + "_batched_reads"});
+          shared.deep_reads = true;
+          result.push_back({w, shape, shared, label + "_deep_reads"});
           break;
         }
       }
