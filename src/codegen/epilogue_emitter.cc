@@ -78,23 +78,97 @@ std::string shared_stash_slot(std::size_t c) {
 
 }  // namespace
 
+// The floats a slot exchanges (offset from its xslot, suffix of its state): a centered sum's squared
+// deviations, count and mean; any other slot's one partial.
+std::vector<std::pair<int, std::string>> EpilogueEmitter::exchanged(const Slot& slot) {
+  if (slot.centered == nullptr) return {{0, ""}};
+  return {{0, ""}, {1, "_n"}, {2, "_c"}};
+}
+
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                                  std::map<const te::TensorNode*, std::string> params)
     : plan_(plan), schedule_(schedule), params_(std::move(params)) {
   for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
-    int index = 0;
+    int index = 0, xslot = 0;
     for (const te::Tensor& t : plan_.stages[s].reductions) {
       std::vector<const te::ReduceNode*> reduces;
       collect_reduces(t->body, reduces);
-      for (const te::ReduceNode* node : reduces) slots_.push_back({node, t, static_cast<int>(s), index++});
+      for (const te::ReduceNode* node : reduces) {
+        const auto centered = std::find_if(plan_.centered.begin(), plan_.centered.end(),
+                                           [&](const schedule::CenteredSum& c) { return c.reduce == node; });
+        const schedule::CenteredSum* merged = centered != plan_.centered.end() ? &*centered : nullptr;
+        slots_.push_back({node, t, static_cast<int>(s), index++, xslot, merged});
+        xslot += merged != nullptr ? 3 : 1;
+      }
     }
   }
 }
 
 int EpilogueEmitter::max_reductions_per_stage() const {
   int most = 0;
-  for (const Slot& slot : slots_) most = std::max(most, slot.index + 1);
+  for (const Slot& slot : slots_) most = std::max(most, slot.xslot + (slot.centered != nullptr ? 3 : 1));
   return most;
+}
+
+void EpilogueEmitter::helpers(CodeStream& out) const {
+  if (plan_.centered.empty()) return;
+  out.line("// Chan's combine of two (count, mean, sum of squared deviations about the mean) partials into the");
+  out.line("// first: exact in real arithmetic, and without the cancellation of a sum of squares minus a square.");
+  out.open(
+      "__device__ __forceinline__ void chan_combine(float& n, float& mean, float& m2, float nb, float meanb, "
+      "float m2b)");
+  out.line("if (nb == 0.0f) return;");
+  out.line("const float total = n + nb;");
+  out.line("const float delta = meanb - mean;");
+  out.line("const float w = nb / total;");
+  out.line("mean = fmaf(delta, w, mean);");
+  out.line("m2 = m2 + m2b + delta * delta * n * w;");
+  out.line("n = total;");
+  out.close();
+  out.line();
+}
+
+// Each thread sums its values shifted by its first one (close to the mean, so the squares do not cancel).
+void EpilogueEmitter::centered_update(CodeStream& out, const Slot& slot, const std::string& value) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  out.open("if (inb)");
+  out.line("const float cx = " + value + ";");
+  out.line("if (" + name + "_n[h] == 0.0f) " + name + "_c[h] = cx;");
+  out.line("const float d = cx - " + name + "_c[h];");
+  out.line(name + "_s[h] += d;");
+  out.line(name + "[h] = fmaf(d, d, " + name + "[h]);");
+  out.line(name + "_n[h] += 1.0f;");
+  out.close();
+}
+
+void EpilogueEmitter::centered_finish_thread(CodeStream& out, const Slot& slot) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  out.open("for (int h = 0; h < 2; ++h)");
+  out.line("// '" + slot.owner.name() + "': this thread's count, mean and sum of squared deviations");
+  out.line("const float n = " + name + "_n[h], s = " + name + "_s[h];");
+  out.line(name + "_c[h] = n > 0.0f ? " + name + "_c[h] + s / n : 0.0f;");
+  out.line(name + "[h] = n > 0.0f ? fmaxf(" + name + "[h] - s * s / n, 0.0f) : 0.0f;");
+  out.close();
+}
+
+// Over the quad, the lower lane's partial first, so that every lane of a row ends with the same bits.
+void EpilogueEmitter::centered_quad_combine(CodeStream& out, const Slot& slot) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  out.open("for (int h = 0; h < 2; ++h)");
+  out.line("float n = " + name + "_n[h], mean = " + name + "_c[h], m2 = " + name + "[h];");
+  out.open("for (int x = 1; x <= 2; x *= 2)");
+  out.line("const float on = __shfl_xor_sync(0xffffffffu, n, x);");
+  out.line("const float om = __shfl_xor_sync(0xffffffffu, mean, x);");
+  out.line("const float oq = __shfl_xor_sync(0xffffffffu, m2, x);");
+  out.open("if (lane & x)");
+  out.line("const float tn = n, tm = mean, tq = m2;");
+  out.line("n = on, mean = om, m2 = oq;");
+  out.line("chan_combine(n, mean, m2, tn, tm, tq);");
+  out.close();
+  out.line("else chan_combine(n, mean, m2, on, om, oq);");
+  out.close();
+  out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
+  out.close();
 }
 
 std::vector<EpilogueEmitter::Slot> EpilogueEmitter::slots_of_stage(int stage) const {
@@ -231,9 +305,14 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) 
 
 void EpilogueEmitter::declare_state(CodeStream& out) const {
   for (const Slot& slot : slots_) {
-    out.line("float " + slot_name(slot.stage, slot.index) + "[2];  // " +
-             std::string(te::reduce_op_name(slot.node->op)) + " partials of '" + slot.owner.name() +
-             "' for this thread's two rows");
+    const std::string name = slot_name(slot.stage, slot.index);
+    if (slot.centered != nullptr) {
+      out.line("float " + name + "[2], " + name + "_n[2], " + name + "_c[2], " + name + "_s[2];  // '" +
+               slot.owner.name() + "' in one pass: squared deviations, count, shift (then mean), shifted sum");
+      continue;
+    }
+    out.line("float " + name + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) + " partials of '" +
+             slot.owner.name() + "' for this thread's two rows");
   }
   for (const te::Tensor& t : plan_.program.tensors()) {
     if (!t.is_placeholder() && plan_.role(t) == Role::kRowValue) {
@@ -261,7 +340,14 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
       }
     }
     for (const Slot& slot : slots_) {
-      if (slot.owner.same_as(t)) bindings.reductions[slot.node] = slot_name(slot.stage, slot.index) + "[h]";
+      if (!slot.owner.same_as(t)) continue;
+      const std::string name = slot_name(slot.stage, slot.index);
+      if (slot.centered != nullptr) {  // the sum about the center m: M2 + n (mean - m)^2
+        const std::string gap = "(" + name + "_c[h] - row_" + slot.centered->center.name() + "[h])";
+        bindings.reductions[slot.node] = "(" + name + "[h] + " + name + "_n[h] * " + gap + " * " + gap + ")";
+      } else {
+        bindings.reductions[slot.node] = name + "[h]";
+      }
     }
     out.line("row_" + t.name() + "[h] = " + emit_expr(t->body, bindings) + ";");
     if (is_output(t)) {
@@ -278,6 +364,9 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   for (const Slot& slot : slots_of_stage(stage)) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.line(name + "[0] = " + name + "[1] = " + identity(slot.node->op) + ";");
+    if (slot.centered != nullptr) {
+      for (const char* part : {"_n", "_c", "_s"}) out.line(name + part + "[0] = " + name + part + "[1] = 0.0f;");
+    }
   }
 }
 
@@ -426,6 +515,10 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     ExprBindings bindings = base;
     bindings.vars[slot.owner->axes[0].get()] = "grow";
     bindings.vars[slot.node->axes[0].get()] = "gcol";
+    if (slot.centered != nullptr) {
+      centered_update(out, slot, emit_expr(slot.centered->value, bindings));
+      continue;
+    }
     const std::string name = slot_name(slot.stage, slot.index) + "[h]";
     out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) +
              ";");
@@ -454,6 +547,11 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
            "'s row reductions: the quad of lanes sharing a row");
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
+    if (slot.centered != nullptr) {
+      centered_finish_thread(out, slot);
+      centered_quad_combine(out, slot);
+      continue;
+    }
     out.open("for (int h = 0; h < 2; ++h)");
     out.line("float v = " + name + "[h];");
     out.line("v = " + combine(slot.node->op, "v", "__shfl_xor_sync(0xffffffffu, v, 1)") + ";");
@@ -474,20 +572,28 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.open("if ((lane & 3) == 0)");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
-      out.line("wgx[((buf * 2 + consumer) * XSLOTS + " + std::to_string(slot.index) +
-               ") * BM + local_row0 + 8 * h] = " + slot_name(slot.stage, slot.index) + "[h];");
+      for (const auto& [offset, part] : exchanged(slot)) {
+        out.line("wgx[((buf * 2 + consumer) * XSLOTS + " + std::to_string(slot.xslot + offset) +
+                 ") * BM + local_row0 + 8 * h] = " + slot_name(slot.stage, slot.index) + part + "[h];");
+      }
     }
     out.close();
     out.close();
     out.line("consumers_sync(256);");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
-      auto partial = [&](int warpgroup) {
-        return "wgx[((buf * 2 + " + std::to_string(warpgroup) + ") * XSLOTS + " + std::to_string(slot.index) +
-               ") * BM + local_row0 + 8 * h]";
+      auto partial = [&](int warpgroup, int offset = 0) {
+        return "wgx[((buf * 2 + " + std::to_string(warpgroup) + ") * XSLOTS + " +
+               std::to_string(slot.xslot + offset) + ") * BM + local_row0 + 8 * h]";
       };
-      out.line(slot_name(slot.stage, slot.index) + "[h] = " + combine(slot.node->op, partial(0), partial(1)) +
-               ";");
+      const std::string name = slot_name(slot.stage, slot.index);
+      if (slot.centered != nullptr) {
+        out.line("float n = " + partial(0, 1) + ", mean = " + partial(0, 2) + ", m2 = " + partial(0) + ";");
+        out.line("chan_combine(n, mean, m2, " + partial(1, 1) + ", " + partial(1, 2) + ", " + partial(1) + ");");
+        out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
+        continue;
+      }
+      out.line(name + "[h] = " + combine(slot.node->op, partial(0), partial(1)) + ";");
     }
     out.close();
     out.line("++wround;");
@@ -502,9 +608,11 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
-      out.line("st_cluster_f32(map_to_rank(&" + xch + "[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
-               std::to_string(slot.index) + ") * BM + local_row0 + 8 * h], peer), " +
-               slot_name(slot.stage, slot.index) + "[h]);");
+      for (const auto& [offset, part] : exchanged(slot)) {
+        out.line("st_cluster_f32(map_to_rank(&" + xch + "[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
+                 std::to_string(slot.xslot + offset) + ") * BM + local_row0 + 8 * h], peer), " +
+                 slot_name(slot.stage, slot.index) + part + "[h]);");
+      }
     }
     out.close();
     out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
@@ -513,15 +621,28 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line("mbar_wait_cluster(&" + xbar + "[buf], parity);");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
+      auto partial = [&](int offset) {
+        return xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.xslot + offset) +
+               ") * BM + local_row0 + 8 * h]";
+      };
+      const std::string name = slot_name(slot.stage, slot.index);
+      if (slot.centered != nullptr) {  // every CTA combines the peers in rank order: the same bits everywhere
+        out.line("float n = 0.0f, mean = 0.0f, m2 = 0.0f;");
+        out.line("#pragma unroll");
+        out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
+        out.line("chan_combine(n, mean, m2, " + partial(1) + ", " + partial(2) + ", " + partial(0) + ");");
+        out.close();
+        out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
+        continue;
+      }
       const std::string v = "v" + std::to_string(slot.index);
       out.line("float " + v + " = " + identity(slot.node->op) + ";");
       out.line("#pragma unroll");
       out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-      out.line("const float p = " + xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " +
-               std::to_string(slot.index) + ") * BM + local_row0 + 8 * h];");
+      out.line("const float p = " + partial(0) + ";");
       out.line(v + " = " + combine(slot.node->op, v, "p") + ";");
       out.close();
-      out.line(slot_name(slot.stage, slot.index) + "[h] = " + v + ";");
+      out.line(name + "[h] = " + v + ";");
     }
     out.close();
     out.line("++xround;");

@@ -26,8 +26,11 @@ class EpilogueEmitter {
   void element_loop(CodeStream& out, int stage) const;
   /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
   void end_stage(CodeStream& out, int stage) const;
-  /// Reductions ending any one stage (sizes the cluster exchange buffer).
+  /// Floats of row partials ending any one stage (sizes the cluster exchange buffer): one per reduction,
+  /// three per centered sum.
   int max_reductions_per_stage() const;
+  /// Device helpers only some plans need (Chan's combine for centered sums), before the kernel.
+  void helpers(CodeStream& out) const;
 
  private:
   struct Slot {  // one reduce node of a reduction compute
@@ -35,6 +38,8 @@ class EpilogueEmitter {
     te::Tensor owner;
     int stage;
     int index;  // within its stage
+    int xslot;  // its first float among the stage's row partials exchanged (a centered sum takes three)
+    const schedule::CenteredSum* centered;  // the sum of squared deviations it computes in one pass, or null
   };
 
   struct Store {        // one element-wise store of a stage: to an output or to the stash
@@ -66,6 +71,11 @@ class EpilogueEmitter {
   std::string carried_read(const te::Tensor& tile, bool batched) const;
   std::string stash_load(std::size_t c) const;  // carried tile c's element i from the stash, 0 out of bounds
   std::vector<Slot> slots_of_stage(int stage) const;
+  /// Centered sums: the per-element update, the thread's own (count, mean, M2), and the quad's combine.
+  void centered_update(CodeStream& out, const Slot& slot, const std::string& value) const;
+  void centered_finish_thread(CodeStream& out, const Slot& slot) const;
+  void centered_quad_combine(CodeStream& out, const Slot& slot) const;
+  static std::vector<std::pair<int, std::string>> exchanged(const Slot& slot);
   void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;
   bool is_output(const te::Tensor& t) const;
 

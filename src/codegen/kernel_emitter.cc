@@ -29,7 +29,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 class KernelEmitter {
  public:
   KernelEmitter(const FusionPlan& plan, const Schedule& schedule, const std::string& key)
-      : plan_(plan), s_(schedule), key_(key) {}
+      : plan_(schedule::effective_plan(plan, schedule)), s_(schedule), key_(key) {}
 
   // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
   // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
@@ -85,6 +85,7 @@ class KernelEmitter {
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
     if (s_.tma_store) tma_store_helpers(out);
+    epilogue.helpers(out);
     tile_mapping(out);
     kernel(out, result, epilogue);
     result.source = out.str();
@@ -553,7 +554,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     if (walks_row_blocks()) out.close();
   }
 
-  const FusionPlan& plan_;
+  const FusionPlan plan_;  // the effective plan of the schedule
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;

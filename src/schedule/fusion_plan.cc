@@ -237,7 +237,6 @@ FusionPlan plan_fusion(const te::Program& program) {
   std::map<const te::TensorNode*, Broadcast> broadcasts;
   std::map<const te::TensorNode*, bool> depends_on_anchor{{anchor->tensor.get(), true}};
   int last_stage = 0;
-  std::vector<std::pair<Tensor, int>> evaluated;  // (compute, stage in which it is evaluated)
   for (std::size_t index = 0; index < tensors.size(); ++index) {
     const Tensor& t = tensors[index];
     if (t.is_placeholder() || t.same_as(anchor->tensor)) continue;
@@ -265,7 +264,6 @@ FusionPlan plan_fusion(const te::Program& program) {
     const bool is_reduction = checker.reduces();
     plan.stage_of[index] = is_reduction ? evaluated_in + 1 : evaluated_in;
     last_stage = std::max(last_stage, plan.stage_of[index]);
-    evaluated.emplace_back(t, evaluated_in);
     if (static_cast<int>(plan.stages.size()) <= evaluated_in) plan.stages.resize(evaluated_in + 1);
     Stage& stage = plan.stages[evaluated_in];
     if (role == Role::kTile) {
@@ -278,19 +276,7 @@ FusionPlan plan_fusion(const te::Program& program) {
   }
   plan.stages.resize(std::max<std::size_t>(plan.stages.size(), last_stage + 1));
 
-  // A tile read in a later stage than the one computing it must survive the reduction barrier.
-  std::vector<const te::TensorNode*> carried;
-  for (const auto& [consumer, stage] : evaluated) {
-    for (const Tensor& source : te::Program::reads_of(consumer)) {
-      if (source.is_placeholder()) continue;
-      const Role source_role = plan.role(source);
-      if ((source_role == Role::kTile || source_role == Role::kAnchor) && plan.stage(source) < stage &&
-          std::find(carried.begin(), carried.end(), source.get()) == carried.end()) {
-        carried.push_back(source.get());
-        plan.carried_tiles.push_back(source);
-      }
-    }
-  }
+  plan.carried_tiles = carried_tiles_of(plan);
 
   for (const Tensor& output : program.outputs()) {
     const Role role = plan.role(output);
@@ -303,6 +289,29 @@ FusionPlan plan_fusion(const te::Program& program) {
     if (it != broadcasts.end()) plan.epilogue_inputs.push_back({t, it->second});
   }
   return plan;
+}
+
+std::vector<Tensor> carried_tiles_of(const FusionPlan& plan) {
+  // A tile read in a later stage than the one computing it must survive the reduction barrier.
+  std::vector<Tensor> carried;
+  for (const Tensor& consumer : plan.program.tensors()) {
+    if (consumer.is_placeholder() || plan.role(consumer) == Role::kAnchor) continue;
+    const bool reduces = std::any_of(plan.stages.begin(), plan.stages.end(), [&](const Stage& stage) {
+      return std::any_of(stage.reductions.begin(), stage.reductions.end(),
+                         [&](const Tensor& r) { return r.same_as(consumer); });
+    });
+    const int evaluated_in = plan.stage(consumer) - (reduces ? 1 : 0);
+    for (const Tensor& source : te::Program::reads_of(consumer)) {
+      if (source.is_placeholder()) continue;
+      const Role source_role = plan.role(source);
+      const bool listed = std::any_of(carried.begin(), carried.end(), [&](const Tensor& t) { return t.same_as(source); });
+      if ((source_role == Role::kTile || source_role == Role::kAnchor) && plan.stage(source) < evaluated_in &&
+          !listed) {
+        carried.push_back(source);
+      }
+    }
+  }
+  return carried;
 }
 
 std::string to_string(const FusionPlan& plan) {

@@ -48,6 +48,17 @@ struct Stage {
   std::vector<te::Tensor> row_values;  // kRowValue computes without a reduction, available from this stage on
 };
 
+/// A sum of squared deviations from a row value, sum_j (x[i, j] - m[i])^2, computed in the stage of m itself
+/// (merge_centered_sums, schedule knob one_pass_variance) instead of one stage after it: each thread keeps a
+/// count, a mean and a sum of squared deviations of its own values (from shifted sums), partials combine with
+/// Chan's formula, and the sum about m is M2 + n (mean - m)^2 once m is known.
+struct CenteredSum {
+  const te::ReduceNode* reduce;  // the sum, inside owner's body
+  te::Tensor owner;              // the row value computed from it (a variance)
+  te::Expr value;                // x[i, j], the deviation's first operand
+  te::Tensor center;             // m, a row value the stage's own reductions produce (a mean)
+};
+
 struct FusionPlan {
   te::Program program;
   Anchor anchor;
@@ -57,6 +68,8 @@ struct FusionPlan {
   std::vector<EpilogueInput> epilogue_inputs;  // inputs other than the anchor's operands, in program order
   /// Tiles read by a stage after the one that computes them: they must stay on chip or be stashed.
   std::vector<te::Tensor> carried_tiles;
+  /// Reductions merged into the stage of their center (empty unless merge_centered_sums made the plan).
+  std::vector<CenteredSum> centered;
 
   Role role(const te::Tensor& t) const { return roles[program.index_of(t)]; }
   int stage(const te::Tensor& t) const { return stage_of[program.index_of(t)]; }
@@ -68,6 +81,10 @@ struct FusionPlan {
 /// batched contraction, a read that is not element-aligned with the tile (transposed, shifted), a reduction
 /// over rows instead of columns, or an output that is not [M, N] or [M].
 FusionPlan plan_fusion(const te::Program& program);
+
+/// The tiles read by a stage after the one computing them, in program order (plan_fusion's carried_tiles,
+/// recomputed after stages change).
+std::vector<te::Tensor> carried_tiles_of(const FusionPlan& plan);
 
 std::string_view role_name(Role role);
 std::string_view broadcast_name(Broadcast broadcast);

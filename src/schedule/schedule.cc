@@ -1,6 +1,8 @@
 // Schedule legality, the default heuristic and the JSON form.
 #include "schedule/schedule.h"
 
+#include "schedule/centered_sums.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -51,7 +53,11 @@ int row_reductions_per_stage(const FusionPlan& plan) {
   int most = 1;
   for (const Stage& stage : plan.stages) {
     int count = 0;
-    for (const te::Tensor& t : stage.reductions) count_reductions(t->body, count);
+    for (const te::Tensor& t : stage.reductions) {
+      count_reductions(t->body, count);
+      // A centered sum exchanges a count, a mean and a sum of squared deviations.
+      for (const CenteredSum& centered : plan.centered) count += centered.owner.same_as(t) ? 2 : 0;
+    }
     most = std::max(most, count);
   }
   return most;
@@ -172,9 +178,22 @@ void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail
   }
 }
 
-void check_legal(const FusionPlan& plan, const Schedule& s, const TargetLimits& limits) {
-  const std::string who = "schedule for '" + plan.anchor.tensor.name() + "': ";
+bool one_pass_variance_applies(const FusionPlan& plan) {
+  return !find_centered_sums(plan).empty();
+}
+
+FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s) {
+  return s.one_pass_variance ? merge_centered_sums(plan) : plan;
+}
+
+void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimits& limits) {
+  const std::string who = "schedule for '" + original.anchor.tensor.name() + "': ";
   auto fail = [&](const std::string& message) { throw CompileError(who + message); };
+  if (s.one_pass_variance && !one_pass_variance_applies(original)) {
+    fail("one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
+         "stage before it");
+  }
+  const FusionPlan plan = effective_plan(original, s);
   const Anchor& a = plan.anchor;
   if (s.bk != 64) fail("BK=" + std::to_string(s.bk) + " is not 64 (one 128-byte swizzle row of bf16)");
   if (s.bn < 16 || s.bn > 256 || s.bn % 16 != 0) {
@@ -316,7 +335,8 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"tma_store", &Schedule::tma_store},
                                             {"vector_loads", &Schedule::vector_loads},
                                             {"batched_reads", &Schedule::batched_reads},
-                                            {"deep_reads", &Schedule::deep_reads}};
+                                            {"deep_reads", &Schedule::deep_reads},
+                                            {"one_pass_variance", &Schedule::one_pass_variance}};
   return kKnobs;
 }
 

@@ -68,6 +68,10 @@ struct Schedule {
   // re-reads) instead of 8 or 16, and an L2 stash's two neighbouring columns loaded as one 64-bit word when N
   // is even, so that the later stages keep four times the bytes in flight. Written to JSON only when true.
   bool deep_reads = false;
+  // Plans with a variance (a sum of squared deviations from a mean of the stage before): the variance is summed
+  // in the mean's own stage, from shifted sums combined with Chan's formula, so that one pass over the row (and
+  // one exchange of row partials) is gone. Written to JSON only when true.
+  bool one_pass_variance = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -108,6 +112,13 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Whether batched_reads changes the kernel of `plan` under `s`: carried tiles re-read from a stash.
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Whether one_pass_variance changes the kernel of `plan`: it holds a centered sum (find_centered_sums).
+bool one_pass_variance_applies(const FusionPlan& plan);
+
+/// The plan the kernel of `s` runs: with one_pass_variance, `plan` with its centered sums merged into their
+/// centers' stages (merge_centered_sums); else `plan`. check_legal, the emitters and the cost model take it.
+FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s);
 
 /// Elements a thread loads ahead per chunk of a stage that re-reads `rereads` carried tiles under
 /// batched_reads: 16 or 8 (whichever divides BN / 2), with deep_reads the largest of 64, 32, 16 and 8 that

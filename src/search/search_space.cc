@@ -101,6 +101,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
   if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
   if (!s.batched_reads) s.deep_reads = false;
+  if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
   return s;
 }
 

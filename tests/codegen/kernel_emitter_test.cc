@@ -433,6 +433,34 @@ TEST(KernelEmitter, DeepReadsLoadLargerChunksAndStashPairs) {
   EXPECT_FALSE(contains(shared, "const float2 p0"));
 }
 
+TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  const std::string two_pass = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(two_pass, "// ---- stage 2 ----"));
+  EXPECT_FALSE(contains(two_pass, "chan_combine"));
+  s.one_pass_variance = true;
+  const std::string one_pass = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(one_pass, "// plan: stage 0: tiles biased, summed; row values -; reductions ln_mean, ln_var"));
+  EXPECT_FALSE(contains(one_pass, "// ---- stage 2 ----"));
+  // Each thread: shifted sums; then its (count, mean, M2), the quad's, and the cluster's, three floats a row.
+  EXPECT_TRUE(contains(one_pass, "const float d = cx - red0_1_c[h];"));
+  EXPECT_TRUE(contains(one_pass, "red0_1[h] = n > 0.0f ? fmaxf(red0_1[h] - s * s / n, 0.0f) : 0.0f;"));
+  EXPECT_TRUE(contains(one_pass, "else chan_combine(n, mean, m2, on, om, oq);"));
+  EXPECT_TRUE(contains(one_pass, "constexpr int STAGES = 4, CONSUMERS = 2, CLUSTER_N = 8, XSLOTS = 4;"));
+  EXPECT_TRUE(contains(one_pass, "(red0_1_c[h] - row_ln_mean[h]) * (red0_1_c[h] - row_ln_mean[h])"));
+  // Ping-pong warpgroups combine through shared memory, the same three floats.
+  s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.one_pass_variance = true;
+  EXPECT_TRUE(contains(emit_kernel(ln, s, kKey).source,
+                       "chan_combine(n, mean, m2, wgx[((buf * 2 + 1) * XSLOTS + 2) * BM + local_row0 + 8 * h], "
+                       "wgx[((buf * 2 + 1) * XSLOTS + 3) * BM + local_row0 + 8 * h], wgx[((buf * 2 + 1) * XSLOTS "
+                       "+ 1) * BM + local_row0 + 8 * h]);"));
+  // Without a variance the knob is refused.
+  EXPECT_THROW(emit_kernel(plan_of("post_rmsnorm", 256, 64, 1000), s, kKey), CompileError);
+}
+
 TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
   // The emitter's layout never needs more than check_legal budgeted, including with several reductions
   // ending one stage and large clusters.
@@ -451,17 +479,20 @@ TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
         for (int cluster_n : {1, 2, 4, 8}) {
           for (int stages = 2; stages <= 8; ++stages) {
             for (ValueHome home : {ValueHome::kL2Stash, ValueHome::kShared}) {
-              Schedule s = cluster_schedule(bm, bn, cluster_n, home);
-              s.stages = stages;
-              if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
-              try {
-                schedule::check_legal(c.plan, s);
-              } catch (const CompileError&) {
-                continue;
+              for (bool one_pass : {false, true}) {  // a centered sum exchanges three floats a row
+                Schedule s = cluster_schedule(bm, bn, cluster_n, home);
+                s.stages = stages;
+                s.one_pass_variance = one_pass;
+                if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
+                try {
+                  schedule::check_legal(c.plan, s);
+                } catch (const CompileError&) {
+                  continue;
+                }
+                SCOPED_TRACE(c.what + ": " + schedule::to_string(s));
+                const KernelSource kernel = emit_kernel(c.plan, s, kKey);
+                EXPECT_LE(kernel.launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block);
               }
-              SCOPED_TRACE(c.what + ": " + schedule::to_string(s));
-              const KernelSource kernel = emit_kernel(c.plan, s, kKey);
-              EXPECT_LE(kernel.launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block);
             }
           }
         }

@@ -79,11 +79,14 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return 1 - 6 * d2 / (n * (n * n - 1));
 }
 
-// The sweeps were measured before the persistent-grid, TMA-store, vector-load and batched-read knobs and the
-// shared-memory home of carried tiles existed: they cover the schedules without any of them.
+// The sweeps were measured before the optional knobs (persistent grid, TMA store, vector, batched and deep
+// reads, one-pass variance) and the shared-memory home of carried tiles existed: they cover the schedules
+// without any of them.
 bool swept(const schedule::Schedule& s) {
-  return !s.persistent && !s.tma_store && !s.vector_loads && !s.batched_reads &&
-         s.carried != schedule::ValueHome::kShared;
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+    if (s.*knob.field) return false;
+  }
+  return s.carried != schedule::ValueHome::kShared;
 }
 
 std::vector<schedule::Schedule> swept_space(const schedule::FusionPlan& plan) {

@@ -266,6 +266,17 @@ std::vector<Case> cases() {
   shared.stages = 3;
   result.push_back({"post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
   result.push_back({"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
+  // Every case with a variance once more, summed in one pass with the mean (one_pass_variance).
+  const std::size_t before = result.size();
+  for (std::size_t i = 0; i < before; ++i) {
+    Case c = result[i];
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (!schedule::one_pass_variance_applies(plan)) continue;
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    c.schedule.one_pass_variance = true;
+    c.label = "one_pass_variance_" + c.label;
+    result.push_back(c);
+  }
   return result;
 }
 

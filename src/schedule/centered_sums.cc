@@ -1,0 +1,105 @@
+// One-pass variance: finding sums of squared deviations and merging them into their center's stage.
+#include "schedule/centered_sums.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "schedule/read_match.h"
+
+namespace comfuse::schedule {
+namespace {
+
+using te::Expr;
+using te::Tensor;
+
+void collect_reduces(const Expr& e, std::vector<const te::ReduceNode*>& out) {
+  if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
+  te::for_each_child(e, [&](const Expr& child) { collect_reduces(child, out); });
+}
+
+// Every read in `e`, through casts or not.
+void collect_reads(const Expr& e, std::vector<const te::ReadNode*>& out) {
+  if (const auto* read = e.as<te::ReadNode>()) out.push_back(read);
+  te::for_each_child(e, [&](const Expr& child) { collect_reads(child, out); });
+}
+
+bool contains(const std::vector<Tensor>& list, const Tensor& t) {
+  return std::any_of(list.begin(), list.end(), [&](const Tensor& u) { return u.same_as(t); });
+}
+
+// `owner` (a reduction of stage `stage` + 1) as a centered sum over the tiles of stages <= `stage`.
+std::optional<CenteredSum> match(const FusionPlan& plan, const Tensor& owner, int stage) {
+  std::vector<const te::ReduceNode*> reduces;
+  collect_reduces(owner->body, reduces);
+  if (reduces.size() != 1) return std::nullopt;
+  const te::ReduceNode* reduce = reduces[0];
+  if (reduce->op != te::ReduceOp::kSum || reduce->axes.size() != 1) return std::nullopt;
+  const auto* square = reduce->body.as<te::PowNode>();
+  if (square == nullptr || square->exponent != 2) return std::nullopt;
+  const auto* deviation = square->base.as<te::BinaryNode>();
+  if (deviation == nullptr || deviation->op != te::BinaryOp::kSub) return std::nullopt;
+  // m[i]: a row value that stage `stage` reduces, read at the owner's row.
+  const te::ReadNode* center = read_through_cast(deviation->b);
+  if (center == nullptr || !indexed_by(*center, {owner->axes[0].get()})) return std::nullopt;
+  const Tensor center_tensor(center->tensor);
+  if (center_tensor.is_placeholder() || !contains(plan.stages[stage].reductions, center_tensor)) {
+    return std::nullopt;
+  }
+  // x[i, j]: tiles computed by this stage, read element-aligned (the planner checked the alignment).
+  std::vector<const te::ReadNode*> value_reads;
+  collect_reads(deviation->a, value_reads);
+  if (value_reads.empty()) return std::nullopt;
+  for (const te::ReadNode* read : value_reads) {
+    const Tensor source(read->tensor);
+    if (source.is_placeholder()) return std::nullopt;
+    const Role role = plan.role(source);
+    if ((role != Role::kTile && role != Role::kAnchor) || plan.stage(source) > stage) return std::nullopt;
+  }
+  // Outside the reduction, the body reads nothing (a scale such as 1 / N is fine).
+  std::vector<const te::ReadNode*> all_reads;
+  collect_reads(owner->body, all_reads);
+  if (all_reads.size() != value_reads.size() + 1) return std::nullopt;
+  return CenteredSum{reduce, owner, deviation->a, center_tensor};
+}
+
+}  // namespace
+
+std::vector<CenteredSum> find_centered_sums(const FusionPlan& plan) {
+  std::vector<CenteredSum> found;
+  for (std::size_t s = 0; s + 1 < plan.stages.size(); ++s) {
+    for (const Tensor& owner : plan.stages[s + 1].reductions) {
+      if (auto centered = match(plan, owner, static_cast<int>(s))) found.push_back(*centered);
+    }
+  }
+  return found;
+}
+
+FusionPlan merge_centered_sums(const FusionPlan& plan) {
+  const std::vector<CenteredSum> found = find_centered_sums(plan);
+  if (found.empty()) return plan;
+  FusionPlan merged = plan;
+  for (const CenteredSum& centered : found) {
+    const int from = merged.stage(centered.owner) - 1;  // the stage it reduces now
+    std::vector<Tensor>& list = merged.stages[from].reductions;
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Tensor& t) { return t.same_as(centered.owner); }),
+               list.end());
+    merged.stages[from - 1].reductions.push_back(centered.owner);
+    merged.stage_of[merged.program.index_of(centered.owner)] = from;
+    merged.centered.push_back(centered);
+  }
+  // Drop the stages left empty, moving everything after them one stage down. The last stage stays, empty or
+  // not: the reductions of the stage before it end there.
+  for (int s = static_cast<int>(merged.stages.size()) - 2; s > 0; --s) {
+    const Stage& stage = merged.stages[s];
+    if (!stage.tiles.empty() || !stage.reductions.empty() || !stage.row_values.empty()) continue;
+    merged.stages.erase(merged.stages.begin() + s);
+    // Tiles and row values evaluated after stage s, and reductions available after it (of stage s or later).
+    for (int& of : merged.stage_of) {
+      if (of > s) --of;
+    }
+  }
+  merged.carried_tiles = carried_tiles_of(merged);
+  return merged;
+}
+
+}  // namespace comfuse::schedule
