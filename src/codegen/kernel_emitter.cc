@@ -86,6 +86,7 @@ class KernelEmitter {
     out.line();
     if (s_.tma_store) tma_store_helpers(out);
     epilogue.helpers(out);
+    if (s_.prefetch_inputs) prefetch_helper(out);
     tile_mapping(out);
     kernel(out, result, epilogue);
     result.source = out.str();
@@ -378,15 +379,16 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("int tile_m, tile_n;");
       out.line("tiles.at(t, tile_m, tile_n);");
     }
+    // The tile's row block and column tile: from the strided sequence, the row-block walk, or the CTA's own.
+    const bool strided = s_.persistent && !walks_row_blocks();
+    const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
+    const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
+    if (s_.prefetch_inputs) prefetch_tile_inputs(out, m_block, n_tile);
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line(walks_row_blocks() ? "const int it = g * K_BLOCKS + kb;" : "const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
-    // The tile's row block and column tile: from the strided sequence, the row-block walk, or the CTA's own.
-    const bool strided = s_.persistent && !walks_row_blocks();
-    const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
-    const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
     out.line("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, " + m_block + " * BM);");
     out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
     out.close();
@@ -395,6 +397,31 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.close();
     out.line("return;");
     out.close();
+  }
+
+  // prefetch_inputs: the tile's rows of every input read per element, asked of L2 while its operands stream.
+  void prefetch_tile_inputs(CodeStream& out, const std::string& m_block, const std::string& n_tile) const {
+    out.line("// Ask L2 for this tile's rows of the inputs its epilogue reads per element, a mainloop ahead.");
+    out.open("");
+    out.line("const int pm0 = " + m_block + " * BM, pn0 = " + n_tile + " * BN;");
+    out.line("const int columns = min(BN, N - pn0);");
+    out.open("for (int r = 0; r < BM && pm0 + r < M; ++r)");
+    for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+      if (input.broadcast != schedule::Broadcast::kFull) continue;
+      const std::string bytes = std::to_string(te::dtype_bytes(input.tensor.dtype()));
+      out.line("prefetch_l2(&in_" + input.tensor.name() + "[(size_t)(pm0 + r) * N + pn0], columns * " + bytes +
+               ");");
+    }
+    out.close();
+    out.close();
+  }
+
+  void prefetch_helper(CodeStream& out) const {
+    out.line("// A bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2.");
+    out.open("__device__ __forceinline__ void prefetch_l2(const void* p, u32 bytes)");
+    out.line(R"(asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");)");
+    out.close();
+    out.line();
   }
 
   void mainloop(CodeStream& out) const {

@@ -178,6 +178,12 @@ void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail
   }
 }
 
+bool prefetch_inputs_apply(const FusionPlan& plan) {
+  return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), [&](const EpilogueInput& input) {
+    return input.broadcast == Broadcast::kFull && plan.anchor.n * te::dtype_bytes(input.tensor.dtype()) % 16 == 0;
+  });
+}
+
 bool one_pass_variance_applies(const FusionPlan& plan) {
   return !find_centered_sums(plan).empty();
 }
@@ -194,6 +200,10 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          "stage before it");
   }
   const FusionPlan plan = effective_plan(original, s);
+  if (s.prefetch_inputs && !prefetch_inputs_apply(plan)) {
+    fail("prefetch_inputs=true without an input read per element whose rows are 16-byte aligned (N=" +
+         std::to_string(plan.anchor.n) + ")");
+  }
   const Anchor& a = plan.anchor;
   if (s.bk != 64) fail("BK=" + std::to_string(s.bk) + " is not 64 (one 128-byte swizzle row of bf16)");
   if (s.bn < 16 || s.bn > 256 || s.bn % 16 != 0) {
@@ -336,7 +346,8 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"vector_loads", &Schedule::vector_loads},
                                             {"batched_reads", &Schedule::batched_reads},
                                             {"deep_reads", &Schedule::deep_reads},
-                                            {"one_pass_variance", &Schedule::one_pass_variance}};
+                                            {"one_pass_variance", &Schedule::one_pass_variance},
+                                            {"prefetch_inputs", &Schedule::prefetch_inputs}};
   return kKnobs;
 }
 

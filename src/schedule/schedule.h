@@ -72,6 +72,10 @@ struct Schedule {
   // in the mean's own stage, from shifted sums combined with Chan's formula, so that one pass over the row (and
   // one exchange of row partials) is gone. Written to JSON only when true.
   bool one_pass_variance = false;
+  // Plans with inputs read per element (residuals): when the producer starts a tile's operands, it asks L2 for
+  // the tile's rows of those inputs (a bulk prefetch a row), so that the epilogue's loads after the mainloop hit
+  // L2 instead of DRAM. Needs their rows 16-byte aligned. Written to JSON only when true.
+  bool prefetch_inputs = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -112,6 +116,10 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Whether batched_reads changes the kernel of `plan` under `s`: carried tiles re-read from a stash.
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Whether prefetch_inputs can change the kernel of `plan`: an input read per element whose rows are 16-byte
+/// aligned (N x its size a multiple of 16 bytes).
+bool prefetch_inputs_apply(const FusionPlan& plan);
 
 /// Whether one_pass_variance changes the kernel of `plan`: it holds a centered sum (find_centered_sums).
 bool one_pass_variance_applies(const FusionPlan& plan);

@@ -102,6 +102,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
   if (!s.batched_reads) s.deep_reads = false;
   if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
+  if (!schedule::prefetch_inputs_apply(plan)) s.prefetch_inputs = false;
   return s;
 }
 

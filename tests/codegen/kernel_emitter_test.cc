@@ -461,6 +461,29 @@ TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
   EXPECT_THROW(emit_kernel(plan_of("post_rmsnorm", 256, 64, 1000), s, kKey), CompileError);
 }
 
+TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  EXPECT_FALSE(contains(emit_kernel(ln, s, kKey).source, "prefetch_l2"));
+  s.prefetch_inputs = true;
+  const std::string source = emit_kernel(ln, s, kKey).source;
+  // In the producer, before the tile's K blocks: every row of the tile that exists, the columns that exist.
+  const std::size_t prefetch = source.find("prefetch_l2(&in_R[(size_t)(pm0 + r) * N + pn0], columns * 2);");
+  ASSERT_NE(prefetch, std::string::npos);
+  EXPECT_LT(source.find("regs_decrease<"), prefetch);
+  EXPECT_LT(prefetch, source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", source.find("regs_decrease<")));
+  EXPECT_TRUE(contains(source, "const int pm0 = tiles.m_block * BM, pn0 = tiles.n_tile(t) * BN;"));
+  EXPECT_TRUE(contains(source, "for (int r = 0; r < BM && pm0 + r < M; ++r) {"));
+  EXPECT_TRUE(contains(source, "const int columns = min(BN, N - pn0);"));
+  // Gamma and beta (per column) and the bias are not prefetched.
+  EXPECT_FALSE(contains(source, "prefetch_l2(&in_gamma"));
+  // Row blocks walked by a persistent grid: the walk's row block.
+  s.persistent = true;
+  EXPECT_TRUE(contains(emit_kernel(ln, s, kKey).source, "const int pm0 = m_block * BM, pn0 = tiles.n_tile(t) * BN;"));
+  // N = 999: the residual's rows are not 16-byte aligned, and the knob is refused.
+  EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 999), s, kKey), CompileError);
+}
+
 TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
   // The emitter's layout never needs more than check_legal budgeted, including with several reductions
   // ending one stage and large clusters.
