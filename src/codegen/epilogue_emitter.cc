@@ -81,8 +81,9 @@ std::string shared_stash_slot(std::size_t c) {
 // The floats a slot exchanges (offset from its xslot, suffix of its state): a centered sum's squared
 // deviations, count and mean; any other slot's one partial.
 std::vector<std::pair<int, std::string>> EpilogueEmitter::exchanged(const Slot& slot) {
-  if (slot.centered == nullptr) return {{0, ""}};
-  return {{0, ""}, {1, "_n"}, {2, "_c"}};
+  if (slot.centered != nullptr) return {{0, ""}, {1, "_n"}, {2, "_c"}};
+  if (slot.rescaled != nullptr) return {{0, ""}, {1, "_m"}};
+  return {{0, ""}};
 }
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
@@ -97,8 +98,12 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
         const auto centered = std::find_if(plan_.centered.begin(), plan_.centered.end(),
                                            [&](const schedule::CenteredSum& c) { return c.reduce == node; });
         const schedule::CenteredSum* merged = centered != plan_.centered.end() ? &*centered : nullptr;
-        slots_.push_back({node, t, static_cast<int>(s), index++, xslot, merged});
-        xslot += merged != nullptr ? 3 : 1;
+        const auto rescaled = std::find_if(plan_.rescaled.begin(), plan_.rescaled.end(),
+                                           [&](const schedule::RescaledSum& r) { return r.reduce == node; });
+        const schedule::RescaledSum* online = rescaled != plan_.rescaled.end() ? &*rescaled : nullptr;
+        const Slot slot{node, t, static_cast<int>(s), index++, xslot, merged, online};
+        slots_.push_back(slot);
+        xslot += static_cast<int>(exchanged(slot).size());
       }
     }
   }
@@ -106,11 +111,21 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
 
 int EpilogueEmitter::max_reductions_per_stage() const {
   int most = 0;
-  for (const Slot& slot : slots_) most = std::max(most, slot.xslot + (slot.centered != nullptr ? 3 : 1));
+  for (const Slot& slot : slots_) most = std::max(most, slot.xslot + static_cast<int>(exchanged(slot).size()));
   return most;
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
+  if (!plan_.rescaled.empty()) {
+    out.line("// Two (sum of exp(x - max), max) partials into the first: both rescaled to the larger maximum.");
+    out.open("__device__ __forceinline__ void rescaled_combine(float& s, float& m, float sb, float mb)");
+    out.line("const float top = fmaxf(m, mb);");
+    out.line("if (top == __int_as_float(0xff800000)) return;  // both empty");
+    out.line("s = (m == top ? s : s * expf(m - top)) + (mb == top ? sb : sb * expf(mb - top));");
+    out.line("m = top;");
+    out.close();
+    out.line();
+  }
   if (plan_.centered.empty()) return;
   out.line("// Chan's combine of two (count, mean, sum of squared deviations about the mean) partials into the");
   out.line("// first: exact in real arithmetic, and without the cancellation of a sum of squares minus a square.");
@@ -148,6 +163,33 @@ void EpilogueEmitter::centered_finish_thread(CodeStream& out, const Slot& slot) 
   out.line("const float n = " + name + "_n[h], s = " + name + "_s[h];");
   out.line(name + "_c[h] = n > 0.0f ? " + name + "_c[h] + s / n : 0.0f;");
   out.line(name + "[h] = n > 0.0f ? fmaxf(" + name + "[h] - s * s / n, 0.0f) : 0.0f;");
+  out.close();
+}
+
+// A running maximum and the sum of exp(x - it), rescaled when it grows; x = -inf adds nothing.
+void EpilogueEmitter::rescaled_update(CodeStream& out, const Slot& slot, const std::string& value) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  out.open("if (inb)");
+  out.line("const float cx = " + value + ";");
+  out.open("if (cx > " + name + "_m[h])");
+  out.line(name + "[h] *= expf(" + name + "_m[h] - cx);");
+  out.line(name + "_m[h] = cx;");
+  out.close();
+  out.line("if (cx != __int_as_float(0xff800000)) " + name + "[h] += expf(cx - " + name + "_m[h]);");
+  out.close();
+}
+
+// Over the quad: the combine is symmetric (a sum of the two rescaled partials), so every lane ends the same.
+void EpilogueEmitter::rescaled_quad_combine(CodeStream& out, const Slot& slot) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  out.open("for (int h = 0; h < 2; ++h)");
+  out.line("float s = " + name + "[h], m = " + name + "_m[h];");
+  out.open("for (int x = 1; x <= 2; x *= 2)");
+  out.line("const float os = __shfl_xor_sync(0xffffffffu, s, x);");
+  out.line("const float om = __shfl_xor_sync(0xffffffffu, m, x);");
+  out.line("rescaled_combine(s, m, os, om);");
+  out.close();
+  out.line(name + "[h] = s, " + name + "_m[h] = m;");
   out.close();
 }
 
@@ -311,6 +353,11 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
                slot.owner.name() + "' in one pass: squared deviations, count, shift (then mean), shifted sum");
       continue;
     }
+    if (slot.rescaled != nullptr) {
+      out.line("float " + name + "[2], " + name + "_m[2];  // '" + slot.owner.name() +
+               "' online: sum of exp(x - running max), running max");
+      continue;
+    }
     out.line("float " + name + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) + " partials of '" +
              slot.owner.name() + "' for this thread's two rows");
   }
@@ -345,6 +392,9 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
       if (slot.centered != nullptr) {  // the sum about the center m: M2 + n (mean - m)^2
         const std::string gap = "(" + name + "_c[h] - row_" + slot.centered->center.name() + "[h])";
         bindings.reductions[slot.node] = "(" + name + "[h] + " + name + "_n[h] * " + gap + " * " + gap + ")";
+      } else if (slot.rescaled != nullptr) {  // the sum about the center m: s exp(max - m)
+        bindings.reductions[slot.node] =
+            "(" + name + "[h] * expf(" + name + "_m[h] - row_" + slot.rescaled->center.name() + "[h]))";
       } else {
         bindings.reductions[slot.node] = name + "[h]";
       }
@@ -367,6 +417,7 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
     if (slot.centered != nullptr) {
       for (const char* part : {"_n", "_c", "_s"}) out.line(name + part + "[0] = " + name + part + "[1] = 0.0f;");
     }
+    if (slot.rescaled != nullptr) out.line(name + "_m[0] = " + name + "_m[1] = " + identity(te::ReduceOp::kMax) + ";");
   }
 }
 
@@ -519,6 +570,12 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
       centered_update(out, slot, emit_expr(slot.centered->value, bindings));
       continue;
     }
+    if (slot.rescaled != nullptr) {  // x lives in the terms' body, over their axes
+      bindings.vars[slot.rescaled->terms->axes[0].get()] = "grow";
+      bindings.vars[slot.rescaled->terms->axes[1].get()] = "gcol";
+      rescaled_update(out, slot, emit_expr(slot.rescaled->value, bindings));
+      continue;
+    }
     const std::string name = slot_name(slot.stage, slot.index) + "[h]";
     out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) +
              ";");
@@ -550,6 +607,10 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     if (slot.centered != nullptr) {
       centered_finish_thread(out, slot);
       centered_quad_combine(out, slot);
+      continue;
+    }
+    if (slot.rescaled != nullptr) {
+      rescaled_quad_combine(out, slot);
       continue;
     }
     out.open("for (int h = 0; h < 2; ++h)");
@@ -593,6 +654,12 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
         out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
         continue;
       }
+      if (slot.rescaled != nullptr) {
+        out.line("float s = " + partial(0) + ", m = " + partial(0, 1) + ";");
+        out.line("rescaled_combine(s, m, " + partial(1) + ", " + partial(1, 1) + ");");
+        out.line(name + "[h] = s, " + name + "_m[h] = m;");
+        continue;
+      }
       out.line(name + "[h] = " + combine(slot.node->op, partial(0), partial(1)) + ";");
     }
     out.close();
@@ -633,6 +700,15 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
         out.line("chan_combine(n, mean, m2, " + partial(1) + ", " + partial(2) + ", " + partial(0) + ");");
         out.close();
         out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
+        continue;
+      }
+      if (slot.rescaled != nullptr) {
+        out.line("float s = 0.0f, m = " + identity(te::ReduceOp::kMax) + ";");
+        out.line("#pragma unroll");
+        out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
+        out.line("rescaled_combine(s, m, " + partial(0) + ", " + partial(1) + ");");
+        out.close();
+        out.line(name + "[h] = s, " + name + "_m[h] = m;");
         continue;
       }
       const std::string v = "v" + std::to_string(slot.index);

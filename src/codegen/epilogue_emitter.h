@@ -27,9 +27,9 @@ class EpilogueEmitter {
   /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
   void end_stage(CodeStream& out, int stage) const;
   /// Floats of row partials ending any one stage (sizes the cluster exchange buffer): one per reduction,
-  /// three per centered sum.
+  /// three per centered sum, two per rescaled sum.
   int max_reductions_per_stage() const;
-  /// Device helpers only some plans need (Chan's combine for centered sums), before the kernel.
+  /// Device helpers only some plans need (the combines of centered and rescaled sums), before the kernel.
   void helpers(CodeStream& out) const;
 
  private:
@@ -40,6 +40,7 @@ class EpilogueEmitter {
     int index;  // within its stage
     int xslot;  // its first float among the stage's row partials exchanged (a centered sum takes three)
     const schedule::CenteredSum* centered;  // the sum of squared deviations it computes in one pass, or null
+    const schedule::RescaledSum* rescaled;  // the sum of exponentials it keeps online, or null
   };
 
   struct Store {        // one element-wise store of a stage: to an output or to the stash
@@ -76,6 +77,9 @@ class EpilogueEmitter {
   void centered_finish_thread(CodeStream& out, const Slot& slot) const;
   void centered_quad_combine(CodeStream& out, const Slot& slot) const;
   static std::vector<std::pair<int, std::string>> exchanged(const Slot& slot);
+  /// Rescaled sums: the per-element update and the quad's combine.
+  void rescaled_update(CodeStream& out, const Slot& slot, const std::string& value) const;
+  void rescaled_quad_combine(CodeStream& out, const Slot& slot) const;
   void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;
   bool is_output(const te::Tensor& t) const;
 

@@ -12,17 +12,6 @@ namespace {
 using te::Expr;
 using te::Tensor;
 
-void collect_reduces(const Expr& e, std::vector<const te::ReduceNode*>& out) {
-  if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
-  te::for_each_child(e, [&](const Expr& child) { collect_reduces(child, out); });
-}
-
-// Every read in `e`, through casts or not.
-void collect_reads(const Expr& e, std::vector<const te::ReadNode*>& out) {
-  if (const auto* read = e.as<te::ReadNode>()) out.push_back(read);
-  te::for_each_child(e, [&](const Expr& child) { collect_reads(child, out); });
-}
-
 bool contains(const std::vector<Tensor>& list, const Tensor& t) {
   return std::any_of(list.begin(), list.end(), [&](const Tensor& u) { return u.same_as(t); });
 }
@@ -87,18 +76,7 @@ FusionPlan merge_centered_sums(const FusionPlan& plan) {
     merged.stage_of[merged.program.index_of(centered.owner)] = from;
     merged.centered.push_back(centered);
   }
-  // Drop the stages left empty, moving everything after them one stage down. The last stage stays, empty or
-  // not: the reductions of the stage before it end there.
-  for (int s = static_cast<int>(merged.stages.size()) - 2; s > 0; --s) {
-    const Stage& stage = merged.stages[s];
-    if (!stage.tiles.empty() || !stage.reductions.empty() || !stage.row_values.empty()) continue;
-    merged.stages.erase(merged.stages.begin() + s);
-    // Tiles and row values evaluated after stage s, and reductions available after it (of stage s or later).
-    for (int& of : merged.stage_of) {
-      if (of > s) --of;
-    }
-  }
-  merged.carried_tiles = carried_tiles_of(merged);
+  drop_empty_stages(merged);
   return merged;
 }
 

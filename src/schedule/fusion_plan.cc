@@ -314,6 +314,19 @@ std::vector<Tensor> carried_tiles_of(const FusionPlan& plan) {
   return carried;
 }
 
+void drop_empty_stages(FusionPlan& plan) {
+  for (int s = static_cast<int>(plan.stages.size()) - 2; s > 0; --s) {
+    const Stage& stage = plan.stages[s];
+    if (!stage.tiles.empty() || !stage.reductions.empty() || !stage.row_values.empty()) continue;
+    plan.stages.erase(plan.stages.begin() + s);
+    // Tiles and row values evaluated after stage s, and reductions available after it (of stage s or later).
+    for (int& of : plan.stage_of) {
+      if (of > s) --of;
+    }
+  }
+  plan.carried_tiles = carried_tiles_of(plan);
+}
+
 std::string to_string(const FusionPlan& plan) {
   const Anchor& a = plan.anchor;
   std::string s = "anchor " + a.tensor.name() + " = " + a.a.name() + "[M, K] x " + a.b.name() +

@@ -59,6 +59,19 @@ struct CenteredSum {
   te::Tensor center;             // m, a row value the stage's own reductions produce (a mean)
 };
 
+/// A sum of exponentials, sum_j e[i, j] with the tile e[i, j] = exp(x[i, j] - m[i]), computed in the stage of
+/// the row value m (merge_rescaled_sums, schedule knob online_softmax) instead of one stage after it: each
+/// thread keeps a running maximum of x and the sum of exp(x - that maximum), rescaled when the maximum grows;
+/// partials combine by rescaling to the larger maximum, and the sum about m is s exp(max - m) once m is known.
+/// The tile e is then computed where it is read (the stage after), not carried.
+struct RescaledSum {
+  const te::ReduceNode* reduce;  // the sum, inside owner's body
+  te::Tensor owner;              // the row value computed from it (a softmax's denominator)
+  te::Tensor terms;              // e
+  te::Expr value;                // x[i, j], inside e's body
+  te::Tensor center;             // m, a row value the stage's own reductions produce (a row maximum)
+};
+
 struct FusionPlan {
   te::Program program;
   Anchor anchor;
@@ -70,6 +83,8 @@ struct FusionPlan {
   std::vector<te::Tensor> carried_tiles;
   /// Reductions merged into the stage of their center (empty unless merge_centered_sums made the plan).
   std::vector<CenteredSum> centered;
+  /// Sums of exponentials merged into the stage of their center (empty unless merge_rescaled_sums made the plan).
+  std::vector<RescaledSum> rescaled;
 
   Role role(const te::Tensor& t) const { return roles[program.index_of(t)]; }
   int stage(const te::Tensor& t) const { return stage_of[program.index_of(t)]; }
@@ -85,6 +100,10 @@ FusionPlan plan_fusion(const te::Program& program);
 /// The tiles read by a stage after the one computing them, in program order (plan_fusion's carried_tiles,
 /// recomputed after stages change).
 std::vector<te::Tensor> carried_tiles_of(const FusionPlan& plan);
+
+/// Removes the stages that hold nothing, except the last (where the reductions of the one before end), moving
+/// every later tensor one stage down; then recomputes the carried tiles.
+void drop_empty_stages(FusionPlan& plan);
 
 std::string_view role_name(Role role);
 std::string_view broadcast_name(Broadcast broadcast);

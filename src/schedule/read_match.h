@@ -50,4 +50,16 @@ inline std::optional<ProductSum> match_product_sum(const te::Tensor& t) {
   return ProductSum{reduce, mul, a, b};
 }
 
+/// Every reduce node in `e`, outermost first.
+inline void collect_reduces(const te::Expr& e, std::vector<const te::ReduceNode*>& out) {
+  if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
+  te::for_each_child(e, [&](const te::Expr& child) { collect_reduces(child, out); });
+}
+
+/// Every read in `e`.
+inline void collect_reads(const te::Expr& e, std::vector<const te::ReadNode*>& out) {
+  if (const auto* read = e.as<te::ReadNode>()) out.push_back(read);
+  te::for_each_child(e, [&](const te::Expr& child) { collect_reads(child, out); });
+}
+
 }  // namespace comfuse::schedule

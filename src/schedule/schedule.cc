@@ -2,6 +2,7 @@
 #include "schedule/schedule.h"
 
 #include "schedule/centered_sums.h"
+#include "schedule/rescaled_sums.h"
 
 #include <algorithm>
 #include <optional>
@@ -57,6 +58,8 @@ int row_reductions_per_stage(const FusionPlan& plan) {
       count_reductions(t->body, count);
       // A centered sum exchanges a count, a mean and a sum of squared deviations.
       for (const CenteredSum& centered : plan.centered) count += centered.owner.same_as(t) ? 2 : 0;
+      // A rescaled sum exchanges its running maximum too.
+      for (const RescaledSum& rescaled : plan.rescaled) count += rescaled.owner.same_as(t) ? 1 : 0;
     }
     most = std::max(most, count);
   }
@@ -188,8 +191,13 @@ bool one_pass_variance_applies(const FusionPlan& plan) {
   return !find_centered_sums(plan).empty();
 }
 
+bool online_softmax_applies(const FusionPlan& plan) {
+  return !find_rescaled_sums(plan).empty();
+}
+
 FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s) {
-  return s.one_pass_variance ? merge_centered_sums(plan) : plan;
+  FusionPlan effective = s.one_pass_variance ? merge_centered_sums(plan) : plan;
+  return s.online_softmax ? merge_rescaled_sums(effective) : effective;
 }
 
 void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimits& limits) {
@@ -198,6 +206,10 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.one_pass_variance && !one_pass_variance_applies(original)) {
     fail("one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
          "stage before it");
+  }
+  if (s.online_softmax && !online_softmax_applies(original)) {
+    fail("online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed alone in the stage "
+         "after the row value m");
   }
   const FusionPlan plan = effective_plan(original, s);
   if (s.prefetch_inputs && !prefetch_inputs_apply(plan)) {
@@ -347,7 +359,8 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"batched_reads", &Schedule::batched_reads},
                                             {"deep_reads", &Schedule::deep_reads},
                                             {"one_pass_variance", &Schedule::one_pass_variance},
-                                            {"prefetch_inputs", &Schedule::prefetch_inputs}};
+                                            {"prefetch_inputs", &Schedule::prefetch_inputs},
+                                            {"online_softmax", &Schedule::online_softmax}};
   return kKnobs;
 }
 

@@ -76,6 +76,11 @@ struct Schedule {
   // the tile's rows of those inputs (a bulk prefetch a row), so that the epilogue's loads after the mainloop hit
   // L2 instead of DRAM. Needs their rows 16-byte aligned. Written to JSON only when true.
   bool prefetch_inputs = false;
+  // Plans with a softmax (a sum of exp(x - max) whose terms are a tile of the stage after the max): the sum is
+  // kept online in the max's own stage (a running maximum, the sum rescaled when it grows) and the terms are
+  // recomputed where they are read, so that one pass over the row, one exchange and one carried tile are gone.
+  // Written to JSON only when true.
+  bool online_softmax = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -124,8 +129,12 @@ bool prefetch_inputs_apply(const FusionPlan& plan);
 /// Whether one_pass_variance changes the kernel of `plan`: it holds a centered sum (find_centered_sums).
 bool one_pass_variance_applies(const FusionPlan& plan);
 
-/// The plan the kernel of `s` runs: with one_pass_variance, `plan` with its centered sums merged into their
-/// centers' stages (merge_centered_sums); else `plan`. check_legal, the emitters and the cost model take it.
+/// Whether online_softmax changes the kernel of `plan`: it holds a rescaled sum (find_rescaled_sums).
+bool online_softmax_applies(const FusionPlan& plan);
+
+/// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
+/// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).
+/// check_legal, the emitters and the cost model take it.
 FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s);
 
 /// Elements a thread loads ahead per chunk of a stage that re-reads `rereads` carried tiles under

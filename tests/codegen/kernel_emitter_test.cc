@@ -461,6 +461,31 @@ TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
   EXPECT_THROW(emit_kernel(plan_of("post_rmsnorm", 256, 64, 1000), s, kKey), CompileError);
 }
 
+TEST(KernelEmitter, OnlineSoftmaxKeepsTheSumBesideTheMax) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 64, 1000);
+  Schedule s = cluster_schedule(64, 128, 2, ValueHome::kL2Stash);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.batched_reads = true;
+  EXPECT_FALSE(contains(emit_kernel(softmax, s, kKey).source, "rescaled_combine"));
+  s.online_softmax = true;
+  const std::string source = emit_kernel(softmax, s, kKey).source;
+  EXPECT_TRUE(contains(source, "// plan: stage 0: tiles -; row values -; reductions sm_max, sm_sum"));
+  EXPECT_TRUE(contains(source, "// plan: stage 1: tiles sm_exp, sm, Y; row values -; reductions -"));
+  EXPECT_TRUE(contains(source, "// plan: carried across reductions: mm"));
+  EXPECT_FALSE(contains(source, "// ---- stage 2 ----"));
+  // The running maximum and the rescaled sum, per element, then combined two floats at a time.
+  EXPECT_TRUE(contains(source, "red0_1[h] *= expf(red0_1_m[h] - cx);"));
+  EXPECT_TRUE(contains(source, "if (cx != __int_as_float(0xff800000)) red0_1[h] += expf(cx - red0_1_m[h]);"));
+  EXPECT_TRUE(contains(source, "rescaled_combine(s, m, os, om);"));
+  EXPECT_TRUE(contains(source, "XSLOTS = 3;"));
+  EXPECT_TRUE(contains(source, "row_sm_sum[h] = (red0_1[h] * expf(red0_1_m[h] - row_sm_max[h]));"));
+  // The terms are recomputed from the one carried tile where the division reads them.
+  EXPECT_TRUE(contains(source, "const float v_sm_exp = expf((pre0[j] - row_sm_max[h]));"));
+  EXPECT_FALSE(contains(source, "pre1["));
+  // Without a softmax the knob is refused.
+  EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 1000), s, kKey), CompileError);
+}
+
 TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
@@ -502,10 +527,11 @@ TEST(KernelEmitter, SharedMemoryWithinTheLegalityEstimate) {
         for (int cluster_n : {1, 2, 4, 8}) {
           for (int stages = 2; stages <= 8; ++stages) {
             for (ValueHome home : {ValueHome::kL2Stash, ValueHome::kShared}) {
-              for (bool one_pass : {false, true}) {  // a centered sum exchanges three floats a row
+              for (bool merged : {false, true}) {  // centered and rescaled sums exchange three and two floats
                 Schedule s = cluster_schedule(bm, bn, cluster_n, home);
                 s.stages = stages;
-                s.one_pass_variance = one_pass;
+                s.one_pass_variance = merged && schedule::one_pass_variance_applies(c.plan);
+                s.online_softmax = merged && schedule::online_softmax_applies(c.plan);
                 if (bm == 64 && home == ValueHome::kShared) s.warp_roles = WarpRoles::kPingPong;
                 try {
                   schedule::check_legal(c.plan, s);

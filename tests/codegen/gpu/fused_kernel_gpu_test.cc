@@ -277,6 +277,16 @@ std::vector<Case> cases() {
     c.label = "one_pass_variance_" + c.label;
     result.push_back(c);
   }
+  // Every case with a softmax once more, its sum kept online beside the max (online_softmax).
+  for (std::size_t i = 0; i < before; ++i) {
+    Case c = result[i];
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (!schedule::online_softmax_applies(plan)) continue;
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    c.schedule.online_softmax = true;
+    c.label = "online_softmax_" + c.label;
+    result.push_back(c);
+  }
   // Every case with a residual once more, its tiles' rows prefetched into L2 by the producer (prefetch_inputs),
   // and with the one-pass variance too.
   const std::size_t with_one_pass = result.size();
