@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
 #include "support/error.h"
 
@@ -16,18 +17,6 @@ using schedule::ValueHome;
 void collect_reduces(const te::Expr& e, std::vector<const te::ReduceNode*>& out) {
   if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
   te::for_each_child(e, [&](const te::Expr& child) { collect_reduces(child, out); });
-}
-
-std::string identity(te::ReduceOp op) {
-  switch (op) {
-    case te::ReduceOp::kSum:
-      return "0.0f";
-    case te::ReduceOp::kMax:
-      return "__int_as_float(0xff800000)";
-    case te::ReduceOp::kMin:
-      return "__int_as_float(0x7f800000)";
-  }
-  return "0.0f";
 }
 
 std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
@@ -60,10 +49,6 @@ std::string store_value(te::DType dtype, const std::string& value) {
   return value;
 }
 
-std::string slot_name(int stage, int index) {
-  return "red" + std::to_string(stage) + "_" + std::to_string(index);
-}
-
 // Where carried tile c keeps element (grow, gcol): row-major [M, N] per carried tile. A fragment-major layout
 // (consecutive threads on consecutive words) measured slower on the H200 (benchmarks/NOTES.md).
 std::string stash_index(const std::string& c) {
@@ -77,14 +62,6 @@ std::string shared_stash_slot(std::size_t c) {
 }
 
 }  // namespace
-
-// The floats a slot exchanges (offset from its xslot, suffix of its state): a centered sum's squared
-// deviations, count and mean; any other slot's one partial.
-std::vector<std::pair<int, std::string>> EpilogueEmitter::exchanged(const Slot& slot) {
-  if (slot.centered != nullptr) return {{0, ""}, {1, "_n"}, {2, "_c"}};
-  if (slot.rescaled != nullptr) return {{0, ""}, {1, "_m"}};
-  return {{0, ""}};
-}
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                                  std::map<const te::TensorNode*, std::string> params)
@@ -113,104 +90,6 @@ int EpilogueEmitter::max_reductions_per_stage() const {
   int most = 0;
   for (const Slot& slot : slots_) most = std::max(most, slot.xslot + static_cast<int>(exchanged(slot).size()));
   return most;
-}
-
-void EpilogueEmitter::helpers(CodeStream& out) const {
-  if (!plan_.rescaled.empty()) {
-    out.line("// Two (sum of exp(x - max), max) partials into the first: both rescaled to the larger maximum.");
-    out.open("__device__ __forceinline__ void rescaled_combine(float& s, float& m, float sb, float mb)");
-    out.line("const float top = fmaxf(m, mb);");
-    out.line("if (top == __int_as_float(0xff800000)) return;  // both empty");
-    out.line("s = (m == top ? s : s * expf(m - top)) + (mb == top ? sb : sb * expf(mb - top));");
-    out.line("m = top;");
-    out.close();
-    out.line();
-  }
-  if (plan_.centered.empty()) return;
-  out.line("// Chan's combine of two (count, mean, sum of squared deviations about the mean) partials into the");
-  out.line("// first: exact in real arithmetic, and without the cancellation of a sum of squares minus a square.");
-  out.open(
-      "__device__ __forceinline__ void chan_combine(float& n, float& mean, float& m2, float nb, float meanb, "
-      "float m2b)");
-  out.line("if (nb == 0.0f) return;");
-  out.line("const float total = n + nb;");
-  out.line("const float delta = meanb - mean;");
-  out.line("const float w = nb / total;");
-  out.line("mean = fmaf(delta, w, mean);");
-  out.line("m2 = m2 + m2b + delta * delta * n * w;");
-  out.line("n = total;");
-  out.close();
-  out.line();
-}
-
-// Each thread sums its values shifted by its first one (close to the mean, so the squares do not cancel).
-void EpilogueEmitter::centered_update(CodeStream& out, const Slot& slot, const std::string& value) const {
-  const std::string name = slot_name(slot.stage, slot.index);
-  out.open("if (inb)");
-  out.line("const float cx = " + value + ";");
-  out.line("if (" + name + "_n[h] == 0.0f) " + name + "_c[h] = cx;");
-  out.line("const float d = cx - " + name + "_c[h];");
-  out.line(name + "_s[h] += d;");
-  out.line(name + "[h] = fmaf(d, d, " + name + "[h]);");
-  out.line(name + "_n[h] += 1.0f;");
-  out.close();
-}
-
-void EpilogueEmitter::centered_finish_thread(CodeStream& out, const Slot& slot) const {
-  const std::string name = slot_name(slot.stage, slot.index);
-  out.open("for (int h = 0; h < 2; ++h)");
-  out.line("// '" + slot.owner.name() + "': this thread's count, mean and sum of squared deviations");
-  out.line("const float n = " + name + "_n[h], s = " + name + "_s[h];");
-  out.line(name + "_c[h] = n > 0.0f ? " + name + "_c[h] + s / n : 0.0f;");
-  out.line(name + "[h] = n > 0.0f ? fmaxf(" + name + "[h] - s * s / n, 0.0f) : 0.0f;");
-  out.close();
-}
-
-// A running maximum and the sum of exp(x - it), rescaled when it grows; x = -inf adds nothing.
-void EpilogueEmitter::rescaled_update(CodeStream& out, const Slot& slot, const std::string& value) const {
-  const std::string name = slot_name(slot.stage, slot.index);
-  out.open("if (inb)");
-  out.line("const float cx = " + value + ";");
-  out.open("if (cx > " + name + "_m[h])");
-  out.line(name + "[h] *= expf(" + name + "_m[h] - cx);");
-  out.line(name + "_m[h] = cx;");
-  out.close();
-  out.line("if (cx != __int_as_float(0xff800000)) " + name + "[h] += expf(cx - " + name + "_m[h]);");
-  out.close();
-}
-
-// Over the quad: the combine is symmetric (a sum of the two rescaled partials), so every lane ends the same.
-void EpilogueEmitter::rescaled_quad_combine(CodeStream& out, const Slot& slot) const {
-  const std::string name = slot_name(slot.stage, slot.index);
-  out.open("for (int h = 0; h < 2; ++h)");
-  out.line("float s = " + name + "[h], m = " + name + "_m[h];");
-  out.open("for (int x = 1; x <= 2; x *= 2)");
-  out.line("const float os = __shfl_xor_sync(0xffffffffu, s, x);");
-  out.line("const float om = __shfl_xor_sync(0xffffffffu, m, x);");
-  out.line("rescaled_combine(s, m, os, om);");
-  out.close();
-  out.line(name + "[h] = s, " + name + "_m[h] = m;");
-  out.close();
-}
-
-// Over the quad, the lower lane's partial first, so that every lane of a row ends with the same bits.
-void EpilogueEmitter::centered_quad_combine(CodeStream& out, const Slot& slot) const {
-  const std::string name = slot_name(slot.stage, slot.index);
-  out.open("for (int h = 0; h < 2; ++h)");
-  out.line("float n = " + name + "_n[h], mean = " + name + "_c[h], m2 = " + name + "[h];");
-  out.open("for (int x = 1; x <= 2; x *= 2)");
-  out.line("const float on = __shfl_xor_sync(0xffffffffu, n, x);");
-  out.line("const float om = __shfl_xor_sync(0xffffffffu, mean, x);");
-  out.line("const float oq = __shfl_xor_sync(0xffffffffu, m2, x);");
-  out.open("if (lane & x)");
-  out.line("const float tn = n, tm = mean, tq = m2;");
-  out.line("n = on, mean = om, m2 = oq;");
-  out.line("chan_combine(n, mean, m2, tn, tm, tq);");
-  out.close();
-  out.line("else chan_combine(n, mean, m2, on, om, oq);");
-  out.close();
-  out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
-  out.close();
 }
 
 std::vector<EpilogueEmitter::Slot> EpilogueEmitter::slots_of_stage(int stage) const {

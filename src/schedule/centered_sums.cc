@@ -70,8 +70,9 @@ FusionPlan merge_centered_sums(const FusionPlan& plan) {
   for (const CenteredSum& centered : found) {
     const int from = merged.stage(centered.owner) - 1;  // the stage it reduces now
     std::vector<Tensor>& list = merged.stages[from].reductions;
-    list.erase(std::remove_if(list.begin(), list.end(), [&](const Tensor& t) { return t.same_as(centered.owner); }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(), [&](const Tensor& t) { return t.same_as(centered.owner); }),
+        list.end());
     merged.stages[from - 1].reductions.push_back(centered.owner);
     merged.stage_of[merged.program.index_of(centered.owner)] = from;
     merged.centered.push_back(centered);

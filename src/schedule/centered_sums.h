@@ -14,8 +14,8 @@ namespace comfuse::schedule {
 std::vector<CenteredSum> find_centered_sums(const FusionPlan& plan);
 
 /// `plan` with every reduction find_centered_sums lists moved into the stage of its center and listed in
-/// `centered`; a stage left empty disappears, and the carried tiles are recomputed. Returns the plan unchanged
-/// when there is none.
+/// `centered`; a stage left empty disappears, and the carried tiles are recomputed. Returns the plan
+/// unchanged when there is none.
 FusionPlan merge_centered_sums(const FusionPlan& plan);
 
 }  // namespace comfuse::schedule

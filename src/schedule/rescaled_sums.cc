@@ -37,7 +37,8 @@ std::optional<RescaledSum> match(const FusionPlan& plan, const Tensor& owner, in
   const Tensor terms(term->tensor);
   if (terms.is_placeholder() || plan.role(terms) != Role::kTile) return std::nullopt;
   const Stage& next = plan.stages[stage + 1];
-  if (!only(next.tiles, terms) || !only(next.reductions, owner) || !next.row_values.empty()) return std::nullopt;
+  if (!only(next.tiles, terms) || !only(next.reductions, owner) || !next.row_values.empty())
+    return std::nullopt;
   const auto* exp = terms->body.as<te::UnaryNode>();
   if (exp == nullptr || exp->op != te::UnaryOp::kExp) return std::nullopt;
   const auto* deviation = exp->value.as<te::BinaryNode>();

@@ -1,5 +1,5 @@
-// Online softmax: sums of exponentials about a row maximum, merged into the stage that produces the maximum (the
-// schedule knob online_softmax).
+// Online softmax: sums of exponentials about a row maximum, merged into the stage that produces the maximum
+// (the schedule knob online_softmax).
 #pragma once
 
 #include <vector>
@@ -10,8 +10,8 @@ namespace comfuse::schedule {
 
 /// The reductions of `plan` that merge_rescaled_sums can move: a row value whose body holds one reduce node,
 /// sum_j e[i, j] over one column axis, reading nothing else, where the tile e = exp(x - m) is all that stage
-/// s + 1 computes besides the reduction, x reads only tiles computed by stage s, and m is a row value among stage
-/// s's reductions.
+/// s + 1 computes besides the reduction, x reads only tiles computed by stage s, and m is a row value among
+/// stage s's reductions.
 std::vector<RescaledSum> find_rescaled_sums(const FusionPlan& plan);
 
 /// `plan` with every reduction find_rescaled_sums lists moved into the stage of its center and listed in

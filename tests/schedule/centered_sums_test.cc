@@ -54,15 +54,17 @@ TEST(CenteredSums, OtherReductionsStayWhereTheyAre) {
   }
 }
 
-// mean and variance as the only outputs: the variance moves, the last (empty) stage where reductions end stays,
-// and no tile needs carrying any more.
+// mean and variance as the only outputs: the variance moves, the last (empty) stage where reductions end
+// stays, and no tile needs carrying any more.
 TEST(CenteredSums, StatisticsOnlyKeepTheirLastStage) {
   const std::int64_t M = 64, K = 32, N = 96;
   auto X = te::placeholder({M, K}, DType::bf16, "X"), W = te::placeholder({N, K}, DType::bf16, "W");
   auto Y = te::matmul(X, W, te::BLayout::kColMajor, "Y");
   auto n1 = te::reduce_axis(N, "n1"), n2 = te::reduce_axis(N, "n2");
-  auto mean = te::compute({M}, [&](Var i) { return te::sum(Y(i, n1), {n1}) * (1.0 / N); }, "mean");
-  auto var = te::compute({M}, [&](Var i) { return te::sum(te::pow(Y(i, n2) - mean(i), 2), {n2}); }, "var");
+  auto mean = te::compute(
+      {M}, [&](Var i) { return te::sum(Y(i, n1), {n1}) * (1.0 / N); }, "mean");
+  auto var = te::compute(
+      {M}, [&](Var i) { return te::sum(te::pow(Y(i, n2) - mean(i), 2), {n2}); }, "var");
   const FusionPlan plan = plan_fusion(te::Program({X, W}, {mean, var}));
   ASSERT_EQ(plan.stages.size(), 3u);
   ASSERT_EQ(plan.carried_tiles.size(), 1u);  // Y, for the variance's pass
@@ -80,8 +82,10 @@ TEST(CenteredSums, NotCenteredSums) {
   auto b = te::placeholder({N}, DType::f32, "b");
   auto Y = te::matmul(X, W, te::BLayout::kColMajor, "Y");
   auto n1 = te::reduce_axis(N, "n1"), n2 = te::reduce_axis(N, "n2");
-  auto mean = te::compute({M}, [&](Var i) { return te::sum(Y(i, n1), {n1}) * (1.0 / N); }, "mean");
-  auto cubed = te::compute({M}, [&](Var i) { return te::sum(te::pow(Y(i, n2) - mean(i), 3), {n2}); }, "cubed");
+  auto mean = te::compute(
+      {M}, [&](Var i) { return te::sum(Y(i, n1), {n1}) * (1.0 / N); }, "mean");
+  auto cubed = te::compute(
+      {M}, [&](Var i) { return te::sum(te::pow(Y(i, n2) - mean(i), 3), {n2}); }, "cubed");
   auto biased = te::compute(
       {M}, [&](Var i) { return te::sum(te::pow(Y(i, n2) - mean(i), 2) + b(n2), {n2}); }, "biased");
   auto weighted = te::compute(

@@ -1,5 +1,5 @@
-// Online softmax: which reductions are sums of exponentials about a row value of the stage before, and the plan
-// with them merged into that stage and their terms recomputed where they are read.
+// Online softmax: which reductions are sums of exponentials about a row value of the stage before, and the
+// plan with them merged into that stage and their terms recomputed where they are read.
 #include "schedule/rescaled_sums.h"
 
 #include <gtest/gtest.h>
@@ -59,11 +59,16 @@ TEST(RescaledSums, NotRescaledSums) {
   auto X = te::placeholder({M, K}, DType::bf16, "X"), W = te::placeholder({N, K}, DType::bf16, "W");
   auto Y = te::matmul(X, W, te::BLayout::kColMajor, "Y");
   auto n1 = te::reduce_axis(N, "n1"), n2 = te::reduce_axis(N, "n2"), n3 = te::reduce_axis(N, "n3");
-  auto top = te::compute({M}, [&](Var i) { return te::max_reduce(Y(i, n1), {n1}); }, "top");
-  auto e = te::compute({M, N}, [&](Var i, Var j) { return te::exp(Y(i, j) - top(i)); }, "e");
-  auto doubled = te::compute({M}, [&](Var i) { return te::sum(e(i, n2) * 2.0, {n2}); }, "doubled");
-  auto other = te::compute({M}, [&](Var i) { return te::max_reduce(e(i, n3), {n3}); }, "other");
-  auto plain = te::compute({M}, [&](Var i) { return te::sum(e(i, n2), {n2}); }, "plain");
+  auto top = te::compute(
+      {M}, [&](Var i) { return te::max_reduce(Y(i, n1), {n1}); }, "top");
+  auto e = te::compute(
+      {M, N}, [&](Var i, Var j) { return te::exp(Y(i, j) - top(i)); }, "e");
+  auto doubled = te::compute(
+      {M}, [&](Var i) { return te::sum(e(i, n2) * 2.0, {n2}); }, "doubled");
+  auto other = te::compute(
+      {M}, [&](Var i) { return te::max_reduce(e(i, n3), {n3}); }, "other");
+  auto plain = te::compute(
+      {M}, [&](Var i) { return te::sum(e(i, n2), {n2}); }, "plain");
   EXPECT_TRUE(find_rescaled_sums(plan_fusion(te::Program({X, W}, {doubled}))).empty());
   // Two reductions of the terms in their stage: moving one would leave the terms behind.
   EXPECT_TRUE(find_rescaled_sums(plan_fusion(te::Program({X, W}, {plain, other}))).empty());

@@ -1,0 +1,28 @@
+// Names and constants the epilogue emitter's files share.
+#pragma once
+
+#include <string>
+
+#include "te/expr.h"
+
+namespace comfuse::codegen {
+
+/// The C literal of a reduction's identity: 0, -inf or +inf.
+inline std::string identity(te::ReduceOp op) {
+  switch (op) {
+    case te::ReduceOp::kSum:
+      return "0.0f";
+    case te::ReduceOp::kMax:
+      return "__int_as_float(0xff800000)";
+    case te::ReduceOp::kMin:
+      return "__int_as_float(0x7f800000)";
+  }
+  return "0.0f";
+}
+
+/// The per-thread partials of reduction `index` of stage `stage` (the state of a merged sum adds suffixes).
+inline std::string slot_name(int stage, int index) {
+  return "red" + std::to_string(stage) + "_" + std::to_string(index);
+}
+
+}  // namespace comfuse::codegen
