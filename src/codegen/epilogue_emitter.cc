@@ -564,7 +564,8 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
     out.close();
     out.close();
-    out.line("mbar_wait_cluster(&" + xbar + "[buf], parity);");
+    out.line(std::string(schedule_.relaxed_exchange_wait ? "mbar_wait_cluster_relaxed" : "mbar_wait_cluster") +
+             "(&" + xbar + "[buf], parity);");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
       auto partial = [&](int offset) {

@@ -1,5 +1,5 @@
-// Epilogue emission of the merged row reductions: centered sums (one-pass variance: shifted sums per thread,
-// Chan's combine) and rescaled sums (online softmax: a running maximum, sums rescaled to the larger maximum).
+// Epilogue emission of the merged row reductions (centered sums: one-pass variance, shifted sums per thread and
+// Chan's combine; rescaled sums: online softmax), and the device helpers only some epilogues need.
 #include "codegen/epilogue_emitter.h"
 #include "codegen/epilogue_names.h"
 
@@ -14,6 +14,20 @@ std::vector<std::pair<int, std::string>> EpilogueEmitter::exchanged(const Slot& 
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
+  if (schedule_.relaxed_exchange_wait) {
+    out.line("// Waits for a cluster exchange: relaxed cluster-scope polls (no L1 invalidation a spin), then one");
+    out.line("// cluster-scope fence, which makes the peers' distributed-shared-memory writes visible.");
+    out.open("__device__ __forceinline__ void mbar_wait_cluster_relaxed(u64* bar, u32 parity)");
+    out.line("u32 done;");
+    out.open("do");
+    out.line(
+        R"(asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 p, [%1], %2; )"
+        R"(selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");)");
+    out.close(" while (!done);");
+    out.line(R"(asm volatile("fence.acq_rel.cluster;" ::: "memory");)");
+    out.close();
+    out.line();
+  }
   if (!plan_.rescaled.empty()) {
     out.line(
         "// Two (sum of exp(x - max), max) partials into the first: both rescaled to the larger maximum.");

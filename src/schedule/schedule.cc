@@ -207,6 +207,10 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail("one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
          "stage before it");
   }
+  if (s.relaxed_exchange_wait && !(original.has_reductions() && s.cluster_n > 1)) {
+    fail("relaxed_exchange_wait=true without a cluster exchange of row partials (cluster_n=" +
+         std::to_string(s.cluster_n) + (original.has_reductions() ? "" : ", no row reductions") + ")");
+  }
   if (s.online_softmax && !online_softmax_applies(original)) {
     fail("online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed alone in the stage "
          "after the row value m");
@@ -360,7 +364,8 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"deep_reads", &Schedule::deep_reads},
                                             {"one_pass_variance", &Schedule::one_pass_variance},
                                             {"prefetch_inputs", &Schedule::prefetch_inputs},
-                                            {"online_softmax", &Schedule::online_softmax}};
+                                            {"online_softmax", &Schedule::online_softmax},
+                                            {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait}};
   return kKnobs;
 }
 

@@ -81,6 +81,10 @@ struct Schedule {
   // recomputed where they are read, so that one pass over the row, one exchange and one carried tile are gone.
   // Written to JSON only when true.
   bool online_softmax = false;
+  // Plans combining row partials across a cluster: the exchange wait polls its mbarrier with relaxed
+  // cluster-scope reads and acquires once, with a cluster-scope fence, after the phase completes (the acquiring
+  // poll invalidates L1 on every spin). Written to JSON only when true.
+  bool relaxed_exchange_wait = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with

@@ -104,6 +104,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
   if (!schedule::prefetch_inputs_apply(plan)) s.prefetch_inputs = false;
   if (!schedule::online_softmax_applies(plan)) s.online_softmax = false;
+  if (s.cluster_n == 1) s.relaxed_exchange_wait = false;
   return s;
 }
 

@@ -486,6 +486,24 @@ TEST(KernelEmitter, OnlineSoftmaxKeepsTheSumBesideTheMax) {
   EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 1000), s, kKey), CompileError);
 }
 
+TEST(KernelEmitter, RelaxedExchangeWaitPollsRelaxedAndFencesOnce) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  const std::string acquiring = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(acquiring, "mbar_wait_cluster(&xbar[buf], parity);"));
+  EXPECT_FALSE(contains(acquiring, "mbar_wait_cluster_relaxed"));
+  s.relaxed_exchange_wait = true;
+  const std::string relaxed = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(relaxed, "mbar_wait_cluster_relaxed(&xbar[buf], parity);"));
+  EXPECT_FALSE(contains(relaxed, "mbar_wait_cluster(&xbar"));
+  EXPECT_TRUE(contains(relaxed, "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64"));
+  EXPECT_TRUE(contains(relaxed, R"(asm volatile("fence.acq_rel.cluster;" ::: "memory");)"));
+  // One CTA a row: nothing to wait for across a cluster, and the knob is refused.
+  s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
+  s.relaxed_exchange_wait = true;
+  EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
+}
+
 TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);

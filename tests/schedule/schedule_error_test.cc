@@ -241,6 +241,9 @@ TEST(ScheduleErrors, Budgets) {
   EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.prefetch_inputs = true; }),
             "schedule for 'mm': prefetch_inputs=true without an input read per element whose rows are 16-byte "
             "aligned (N=256)");
+  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.relaxed_exchange_wait = true; }),
+            "schedule for 'mm': relaxed_exchange_wait=true without a cluster exchange of row partials "
+            "(cluster_n=1)");
   EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.online_softmax = true; }),
             "schedule for 'mm': online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed "
             "alone in the stage after the row value m");

@@ -287,6 +287,16 @@ std::vector<Case> cases() {
     c.label = "online_softmax_" + c.label;
     result.push_back(c);
   }
+  // Every case exchanging row partials across a cluster once more, waiting with relaxed polls and one fence.
+  for (std::size_t i = 0; i < before; ++i) {
+    Case c = result[i];
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    if (!plan.has_reductions() || c.schedule.cluster_n == 1) continue;
+    c.schedule.relaxed_exchange_wait = true;
+    c.label = "relaxed_exchange_wait_" + c.label;
+    result.push_back(c);
+  }
   // Every case with a residual once more, its tiles' rows prefetched into L2 by the producer (prefetch_inputs),
   // and with the one-pass variance too.
   const std::size_t with_one_pass = result.size();
