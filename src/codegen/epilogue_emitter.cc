@@ -88,7 +88,8 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
 
 int EpilogueEmitter::max_reductions_per_stage() const {
   int most = 0;
-  for (const Slot& slot : slots_) most = std::max(most, slot.xslot + static_cast<int>(exchanged(slot).size()));
+  for (const Slot& slot : slots_)
+    most = std::max(most, slot.xslot + static_cast<int>(exchanged(slot).size()));
   return most;
 }
 
@@ -229,7 +230,8 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
     const std::string name = slot_name(slot.stage, slot.index);
     if (slot.centered != nullptr) {
       out.line("float " + name + "[2], " + name + "_n[2], " + name + "_c[2], " + name + "_s[2];  // '" +
-               slot.owner.name() + "' in one pass: squared deviations, count, shift (then mean), shifted sum");
+               slot.owner.name() +
+               "' in one pass: squared deviations, count, shift (then mean), shifted sum");
       continue;
     }
     if (slot.rescaled != nullptr) {
@@ -237,8 +239,8 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
                "' online: sum of exp(x - running max), running max");
       continue;
     }
-    out.line("float " + name + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) + " partials of '" +
-             slot.owner.name() + "' for this thread's two rows");
+    out.line("float " + name + "[2];  // " + std::string(te::reduce_op_name(slot.node->op)) +
+             " partials of '" + slot.owner.name() + "' for this thread's two rows");
   }
   for (const te::Tensor& t : plan_.program.tensors()) {
     if (!t.is_placeholder() && plan_.role(t) == Role::kRowValue) {
@@ -294,9 +296,11 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
     const std::string name = slot_name(slot.stage, slot.index);
     out.line(name + "[0] = " + name + "[1] = " + identity(slot.node->op) + ";");
     if (slot.centered != nullptr) {
-      for (const char* part : {"_n", "_c", "_s"}) out.line(name + part + "[0] = " + name + part + "[1] = 0.0f;");
+      for (const char* part : {"_n", "_c", "_s"})
+        out.line(name + part + "[0] = " + name + part + "[1] = 0.0f;");
     }
-    if (slot.rescaled != nullptr) out.line(name + "_m[0] = " + name + "_m[1] = " + identity(te::ReduceOp::kMax) + ";");
+    if (slot.rescaled != nullptr)
+      out.line(name + "_m[0] = " + name + "_m[1] = " + identity(te::ReduceOp::kMax) + ";");
   }
 }
 
@@ -529,7 +533,8 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
       const std::string name = slot_name(slot.stage, slot.index);
       if (slot.centered != nullptr) {
         out.line("float n = " + partial(0, 1) + ", mean = " + partial(0, 2) + ", m2 = " + partial(0) + ";");
-        out.line("chan_combine(n, mean, m2, " + partial(1, 1) + ", " + partial(1, 2) + ", " + partial(1) + ");");
+        out.line("chan_combine(n, mean, m2, " + partial(1, 1) + ", " + partial(1, 2) + ", " + partial(1) +
+                 ");");
         out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
         continue;
       }
@@ -564,8 +569,9 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
     out.close();
     out.close();
-    out.line(std::string(schedule_.relaxed_exchange_wait ? "mbar_wait_cluster_relaxed" : "mbar_wait_cluster") +
-             "(&" + xbar + "[buf], parity);");
+    out.line(
+        std::string(schedule_.relaxed_exchange_wait ? "mbar_wait_cluster_relaxed" : "mbar_wait_cluster") +
+        "(&" + xbar + "[buf], parity);");
     out.open("for (int h = 0; h < 2; ++h)");
     for (const Slot& slot : slots) {
       auto partial = [&](int offset) {

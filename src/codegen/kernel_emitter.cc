@@ -401,7 +401,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
 
   // prefetch_inputs: the tile's rows of every input read per element, asked of L2 while its operands stream.
   void prefetch_tile_inputs(CodeStream& out, const std::string& m_block, const std::string& n_tile) const {
-    out.line("// Ask L2 for this tile's rows of the inputs its epilogue reads per element, a mainloop ahead.");
+    out.line(
+        "// Ask L2 for this tile's rows of the inputs its epilogue reads per element, a mainloop ahead.");
     out.open("");
     out.line("const int pm0 = " + m_block + " * BM, pn0 = " + n_tile + " * BN;");
     out.line("const int columns = min(BN, N - pn0);");
@@ -409,8 +410,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
       if (input.broadcast != schedule::Broadcast::kFull) continue;
       const std::string bytes = std::to_string(te::dtype_bytes(input.tensor.dtype()));
-      out.line("prefetch_l2(&in_" + input.tensor.name() + "[(size_t)(pm0 + r) * N + pn0], columns * " + bytes +
-               ");");
+      out.line("prefetch_l2(&in_" + input.tensor.name() + "[(size_t)(pm0 + r) * N + pn0], columns * " +
+               bytes + ");");
     }
     out.close();
     out.close();
@@ -419,7 +420,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   void prefetch_helper(CodeStream& out) const {
     out.line("// A bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2.");
     out.open("__device__ __forceinline__ void prefetch_l2(const void* p, u32 bytes)");
-    out.line(R"(asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");)");
+    out.line(
+        R"(asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");)");
     out.close();
     out.line();
   }

@@ -304,7 +304,8 @@ std::vector<Tensor> carried_tiles_of(const FusionPlan& plan) {
     for (const Tensor& source : te::Program::reads_of(consumer)) {
       if (source.is_placeholder()) continue;
       const Role source_role = plan.role(source);
-      const bool listed = std::any_of(carried.begin(), carried.end(), [&](const Tensor& t) { return t.same_as(source); });
+      const bool listed =
+          std::any_of(carried.begin(), carried.end(), [&](const Tensor& t) { return t.same_as(source); });
       if ((source_role == Role::kTile || source_role == Role::kAnchor) && plan.stage(source) < evaluated_in &&
           !listed) {
         carried.push_back(source);

@@ -62,8 +62,8 @@ struct CenteredSum {
 /// A sum of exponentials, sum_j e[i, j] with the tile e[i, j] = exp(x[i, j] - m[i]), computed in the stage of
 /// the row value m (merge_rescaled_sums, schedule knob online_softmax) instead of one stage after it: each
 /// thread keeps a running maximum of x and the sum of exp(x - that maximum), rescaled when the maximum grows;
-/// partials combine by rescaling to the larger maximum, and the sum about m is s exp(max - m) once m is known.
-/// The tile e is then computed where it is read (the stage after), not carried.
+/// partials combine by rescaling to the larger maximum, and the sum about m is s exp(max - m) once m is
+/// known. The tile e is then computed where it is read (the stage after), not carried.
 struct RescaledSum {
   const te::ReduceNode* reduce;  // the sum, inside owner's body
   te::Tensor owner;              // the row value computed from it (a softmax's denominator)
@@ -83,7 +83,8 @@ struct FusionPlan {
   std::vector<te::Tensor> carried_tiles;
   /// Reductions merged into the stage of their center (empty unless merge_centered_sums made the plan).
   std::vector<CenteredSum> centered;
-  /// Sums of exponentials merged into the stage of their center (empty unless merge_rescaled_sums made the plan).
+  /// Sums of exponentials merged into the stage of their center (empty unless merge_rescaled_sums made the
+  /// plan).
   std::vector<RescaledSum> rescaled;
 
   Role role(const te::Tensor& t) const { return roles[program.index_of(t)]; }

@@ -1,12 +1,11 @@
 // Schedule legality, the default heuristic and the JSON form.
 #include "schedule/schedule.h"
 
-#include "schedule/centered_sums.h"
-#include "schedule/rescaled_sums.h"
-
 #include <algorithm>
 #include <optional>
 
+#include "schedule/centered_sums.h"
+#include "schedule/rescaled_sums.h"
 #include "support/error.h"
 
 namespace comfuse::schedule {
@@ -182,9 +181,11 @@ void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail
 }
 
 bool prefetch_inputs_apply(const FusionPlan& plan) {
-  return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), [&](const EpilogueInput& input) {
-    return input.broadcast == Broadcast::kFull && plan.anchor.n * te::dtype_bytes(input.tensor.dtype()) % 16 == 0;
-  });
+  return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                     [&](const EpilogueInput& input) {
+                       return input.broadcast == Broadcast::kFull &&
+                              plan.anchor.n * te::dtype_bytes(input.tensor.dtype()) % 16 == 0;
+                     });
 }
 
 bool one_pass_variance_applies(const FusionPlan& plan) {
@@ -204,16 +205,18 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   const std::string who = "schedule for '" + original.anchor.tensor.name() + "': ";
   auto fail = [&](const std::string& message) { throw CompileError(who + message); };
   if (s.one_pass_variance && !one_pass_variance_applies(original)) {
-    fail("one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
-         "stage before it");
+    fail(
+        "one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
+        "stage before it");
   }
   if (s.relaxed_exchange_wait && !(original.has_reductions() && s.cluster_n > 1)) {
     fail("relaxed_exchange_wait=true without a cluster exchange of row partials (cluster_n=" +
          std::to_string(s.cluster_n) + (original.has_reductions() ? "" : ", no row reductions") + ")");
   }
   if (s.online_softmax && !online_softmax_applies(original)) {
-    fail("online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed alone in the stage "
-         "after the row value m");
+    fail(
+        "online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed alone in the stage "
+        "after the row value m");
   }
   const FusionPlan plan = effective_plan(original, s);
   if (s.prefetch_inputs && !prefetch_inputs_apply(plan)) {

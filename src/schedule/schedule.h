@@ -68,22 +68,22 @@ struct Schedule {
   // re-reads) instead of 8 or 16, and an L2 stash's two neighbouring columns loaded as one 64-bit word when N
   // is even, so that the later stages keep four times the bytes in flight. Written to JSON only when true.
   bool deep_reads = false;
-  // Plans with a variance (a sum of squared deviations from a mean of the stage before): the variance is summed
-  // in the mean's own stage, from shifted sums combined with Chan's formula, so that one pass over the row (and
-  // one exchange of row partials) is gone. Written to JSON only when true.
+  // Plans with a variance (a sum of squared deviations from a mean of the stage before): the variance is
+  // summed in the mean's own stage, from shifted sums combined with Chan's formula, so that one pass over the
+  // row (and one exchange of row partials) is gone. Written to JSON only when true.
   bool one_pass_variance = false;
-  // Plans with inputs read per element (residuals): when the producer starts a tile's operands, it asks L2 for
-  // the tile's rows of those inputs (a bulk prefetch a row), so that the epilogue's loads after the mainloop hit
-  // L2 instead of DRAM. Needs their rows 16-byte aligned. Written to JSON only when true.
+  // Plans with inputs read per element (residuals): when the producer starts a tile's operands, it asks L2
+  // for the tile's rows of those inputs (a bulk prefetch a row), so that the epilogue's loads after the
+  // mainloop hit L2 instead of DRAM. Needs their rows 16-byte aligned. Written to JSON only when true.
   bool prefetch_inputs = false;
-  // Plans with a softmax (a sum of exp(x - max) whose terms are a tile of the stage after the max): the sum is
-  // kept online in the max's own stage (a running maximum, the sum rescaled when it grows) and the terms are
-  // recomputed where they are read, so that one pass over the row, one exchange and one carried tile are gone.
-  // Written to JSON only when true.
+  // Plans with a softmax (a sum of exp(x - max) whose terms are a tile of the stage after the max): the sum
+  // is kept online in the max's own stage (a running maximum, the sum rescaled when it grows) and the terms
+  // are recomputed where they are read, so that one pass over the row, one exchange and one carried tile are
+  // gone. Written to JSON only when true.
   bool online_softmax = false;
   // Plans combining row partials across a cluster: the exchange wait polls its mbarrier with relaxed
-  // cluster-scope reads and acquires once, with a cluster-scope fence, after the phase completes (the acquiring
-  // poll invalidates L1 on every spin). Written to JSON only when true.
+  // cluster-scope reads and acquires once, with a cluster-scope fence, after the phase completes (the
+  // acquiring poll invalidates L1 on every spin). Written to JSON only when true.
   bool relaxed_exchange_wait = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }

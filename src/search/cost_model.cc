@@ -58,7 +58,7 @@ MachineModel machine_model(const runtime::DeviceFingerprint& target) {
 
 CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Schedule& s,
                       const MachineModel& machine) {
-  const schedule::FusionPlan plan = schedule::effective_plan(original, s);  // fewer stages with one_pass_variance
+  const schedule::FusionPlan plan = schedule::effective_plan(original, s);  // the merged reductions' stages
   const auto& a = plan.anchor;
   const std::int64_t n_tiles = ceil_div(a.n, s.bn);
   const std::int64_t row_blocks = ceil_div(a.m, s.bm);

@@ -414,16 +414,17 @@ TEST(KernelEmitter, DeepReadsLoadLargerChunksAndStashPairs) {
   EXPECT_TRUE(contains(source, "for (int i0 = 0; i0 < BN / 2; i0 += 64) {"));
   EXPECT_TRUE(contains(source, "for (int i0 = 0; i0 < BN / 2; i0 += 32) {"));
   EXPECT_TRUE(contains(source, "for (int j = 0; j < 64; j += 2) {"));
-  EXPECT_TRUE(contains(source, "const float2 p1 = inb ? *(const float2*)&stash[((size_t)1 * M + grow) * N + "
-                               "gcol] : make_float2(0.0f, 0.0f);"));
+  EXPECT_TRUE(contains(source,
+                       "const float2 p1 = inb ? *(const float2*)&stash[((size_t)1 * M + grow) * N + "
+                       "gcol] : make_float2(0.0f, 0.0f);"));
   EXPECT_TRUE(contains(source, "pre1[j + 1] = p1.y;"));
   // N odd: element by element, in the same deep chunks.
   const std::string odd = emit_kernel(plan_of("gemm_softmax", 256, 64, 999), s, kKey).source;
   EXPECT_TRUE(contains(odd, "i0 += 64)"));
   EXPECT_FALSE(contains(odd, "const float2 p0"));
   EXPECT_TRUE(contains(odd, "pre0[j] = (inb ? stash[((size_t)0 * M + grow) * N + gcol] : 0.0f);"));
-  // In shared memory (thread-fastest: a thread's neighbouring columns are not adjacent), deep chunks of single
-  // loads.
+  // In shared memory (thread-fastest: a thread's neighbouring columns are not adjacent), deep chunks of
+  // single loads.
   s = cluster_schedule(64, 128, 4, ValueHome::kShared);
   s.warp_roles = WarpRoles::kPingPong;
   s.stages = 3;
@@ -441,7 +442,8 @@ TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
   EXPECT_FALSE(contains(two_pass, "chan_combine"));
   s.one_pass_variance = true;
   const std::string one_pass = emit_kernel(ln, s, kKey).source;
-  EXPECT_TRUE(contains(one_pass, "// plan: stage 0: tiles biased, summed; row values -; reductions ln_mean, ln_var"));
+  EXPECT_TRUE(
+      contains(one_pass, "// plan: stage 0: tiles biased, summed; row values -; reductions ln_mean, ln_var"));
   EXPECT_FALSE(contains(one_pass, "// ---- stage 2 ----"));
   // Each thread: shifted sums; then its (count, mean, M2), the quad's, and the cluster's, three floats a row.
   EXPECT_TRUE(contains(one_pass, "const float d = cx - red0_1_c[h];"));
@@ -453,10 +455,11 @@ TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
   s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
   s.warp_roles = WarpRoles::kPingPong;
   s.one_pass_variance = true;
-  EXPECT_TRUE(contains(emit_kernel(ln, s, kKey).source,
-                       "chan_combine(n, mean, m2, wgx[((buf * 2 + 1) * XSLOTS + 2) * BM + local_row0 + 8 * h], "
-                       "wgx[((buf * 2 + 1) * XSLOTS + 3) * BM + local_row0 + 8 * h], wgx[((buf * 2 + 1) * XSLOTS "
-                       "+ 1) * BM + local_row0 + 8 * h]);"));
+  EXPECT_TRUE(
+      contains(emit_kernel(ln, s, kKey).source,
+               "chan_combine(n, mean, m2, wgx[((buf * 2 + 1) * XSLOTS + 2) * BM + local_row0 + 8 * h], "
+               "wgx[((buf * 2 + 1) * XSLOTS + 3) * BM + local_row0 + 8 * h], wgx[((buf * 2 + 1) * XSLOTS "
+               "+ 1) * BM + local_row0 + 8 * h]);"));
   // Without a variance the knob is refused.
   EXPECT_THROW(emit_kernel(plan_of("post_rmsnorm", 256, 64, 1000), s, kKey), CompileError);
 }
@@ -522,7 +525,8 @@ TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
   EXPECT_FALSE(contains(source, "prefetch_l2(&in_gamma"));
   // Row blocks walked by a persistent grid: the walk's row block.
   s.persistent = true;
-  EXPECT_TRUE(contains(emit_kernel(ln, s, kKey).source, "const int pm0 = m_block * BM, pn0 = tiles.n_tile(t) * BN;"));
+  EXPECT_TRUE(
+      contains(emit_kernel(ln, s, kKey).source, "const int pm0 = m_block * BM, pn0 = tiles.n_tile(t) * BN;"));
   // N = 999: the residual's rows are not 16-byte aligned, and the knob is refused.
   EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 999), s, kKey), CompileError);
 }

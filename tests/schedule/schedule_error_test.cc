@@ -238,18 +238,21 @@ TEST(ScheduleErrors, Budgets) {
   EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.batched_reads = true; }),
             "schedule for 'mm': batched_reads=true without carried tiles re-read from a stash "
             "(carried=registers, 1 carried tiles)");
-  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.prefetch_inputs = true; }),
-            "schedule for 'mm': prefetch_inputs=true without an input read per element whose rows are 16-byte "
-            "aligned (N=256)");
+  EXPECT_EQ(
+      legality_error(rms, [](Schedule& s) { s.prefetch_inputs = true; }),
+      "schedule for 'mm': prefetch_inputs=true without an input read per element whose rows are 16-byte "
+      "aligned (N=256)");
   EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.relaxed_exchange_wait = true; }),
             "schedule for 'mm': relaxed_exchange_wait=true without a cluster exchange of row partials "
             "(cluster_n=1)");
-  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.online_softmax = true; }),
-            "schedule for 'mm': online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed "
-            "alone in the stage after the row value m");
-  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.one_pass_variance = true; }),
-            "schedule for 'mm': one_pass_variance=true but no reduction is a sum of squared deviations from a "
-            "row value of the stage before it");
+  EXPECT_EQ(
+      legality_error(rms, [](Schedule& s) { s.online_softmax = true; }),
+      "schedule for 'mm': online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed "
+      "alone in the stage after the row value m");
+  EXPECT_EQ(
+      legality_error(rms, [](Schedule& s) { s.one_pass_variance = true; }),
+      "schedule for 'mm': one_pass_variance=true but no reduction is a sum of squared deviations from a "
+      "row value of the stage before it");
   EXPECT_EQ(legality_error(p.ln,
                            [](Schedule& s) {
                              s.carried = ValueHome::kL2Stash;

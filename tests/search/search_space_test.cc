@@ -16,9 +16,11 @@ schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape
 }
 
 int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
-  int changed = (a.bn != b.bn) + (a.stages != b.stages) + (a.cluster_n != b.cluster_n) + (a.carried != b.carried) +
-                (a.raster_group_m != b.raster_group_m) + (a.warp_roles != b.warp_roles || a.bm != b.bm);
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) changed += a.*knob.field != b.*knob.field;
+  int changed = (a.bn != b.bn) + (a.stages != b.stages) + (a.cluster_n != b.cluster_n) +
+                (a.carried != b.carried) + (a.raster_group_m != b.raster_group_m) +
+                (a.warp_roles != b.warp_roles || a.bm != b.bm);
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs())
+    changed += a.*knob.field != b.*knob.field;
   return changed;
 }
 

@@ -297,8 +297,8 @@ std::vector<Case> cases() {
     c.label = "relaxed_exchange_wait_" + c.label;
     result.push_back(c);
   }
-  // Every case with a residual once more, its tiles' rows prefetched into L2 by the producer (prefetch_inputs),
-  // and with the one-pass variance too.
+  // Every case with a residual once more, its tiles' rows prefetched into L2 by the producer
+  // (prefetch_inputs), and with the one-pass variance too.
   const std::size_t with_one_pass = result.size();
   for (std::size_t i = 0; i < with_one_pass; ++i) {
     Case c = result[i];
