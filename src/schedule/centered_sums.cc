@@ -5,16 +5,12 @@
 #include <optional>
 
 #include "schedule/read_match.h"
+#include "schedule/stage_reads.h"
 
 namespace comfuse::schedule {
 namespace {
 
-using te::Expr;
 using te::Tensor;
-
-bool contains(const std::vector<Tensor>& list, const Tensor& t) {
-  return std::any_of(list.begin(), list.end(), [&](const Tensor& u) { return u.same_as(t); });
-}
 
 // `owner` (a reduction of stage `stage` + 1) as a centered sum over the tiles of stages <= `stage`.
 std::optional<CenteredSum> match(const FusionPlan& plan, const Tensor& owner, int stage) {
@@ -27,28 +23,16 @@ std::optional<CenteredSum> match(const FusionPlan& plan, const Tensor& owner, in
   if (square == nullptr || square->exponent != 2) return std::nullopt;
   const auto* deviation = square->base.as<te::BinaryNode>();
   if (deviation == nullptr || deviation->op != te::BinaryOp::kSub) return std::nullopt;
-  // m[i]: a row value that stage `stage` reduces, read at the owner's row.
-  const te::ReadNode* center = read_through_cast(deviation->b);
-  if (center == nullptr || !indexed_by(*center, {owner->axes[0].get()})) return std::nullopt;
-  const Tensor center_tensor(center->tensor);
-  if (center_tensor.is_placeholder() || !contains(plan.stages[stage].reductions, center_tensor)) {
-    return std::nullopt;
-  }
-  // x[i, j]: tiles computed by this stage, read element-aligned (the planner checked the alignment).
-  std::vector<const te::ReadNode*> value_reads;
-  collect_reads(deviation->a, value_reads);
-  if (value_reads.empty()) return std::nullopt;
-  for (const te::ReadNode* read : value_reads) {
-    const Tensor source(read->tensor);
-    if (source.is_placeholder()) return std::nullopt;
-    const Role role = plan.role(source);
-    if ((role != Role::kTile && role != Role::kAnchor) || plan.stage(source) > stage) return std::nullopt;
-  }
+  // m[i]: a row value that stage `stage` reduces, read at the owner's row; x[i, j]: tiles computed by then,
+  // read element-aligned (the planner checked the alignment).
+  const std::optional<Tensor> center = reduced_row_value(plan, deviation->b, owner->axes[0].get(), stage);
+  if (!center || !reads_tiles_up_to(plan, deviation->a, stage)) return std::nullopt;
   // Outside the reduction, the body reads nothing (a scale such as 1 / N is fine).
-  std::vector<const te::ReadNode*> all_reads;
+  std::vector<const te::ReadNode*> value_reads, all_reads;
+  collect_reads(deviation->a, value_reads);
   collect_reads(owner->body, all_reads);
   if (all_reads.size() != value_reads.size() + 1) return std::nullopt;
-  return CenteredSum{reduce, owner, deviation->a, center_tensor};
+  return CenteredSum{reduce, owner, deviation->a, *center};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "schedule/read_match.h"
+#include "schedule/stage_reads.h"
 
 namespace comfuse::schedule {
 namespace {
@@ -13,10 +14,6 @@ using te::Tensor;
 
 bool only(const std::vector<Tensor>& list, const Tensor& t) {
   return list.size() == 1 && list[0].same_as(t);
-}
-
-bool contains(const std::vector<Tensor>& list, const Tensor& t) {
-  return std::any_of(list.begin(), list.end(), [&](const Tensor& u) { return u.same_as(t); });
 }
 
 // `owner` (a reduction of stage `stage` + 1) as a sum of exponentials about a row value of stage `stage`.
@@ -43,22 +40,9 @@ std::optional<RescaledSum> match(const FusionPlan& plan, const Tensor& owner, in
   if (exp == nullptr || exp->op != te::UnaryOp::kExp) return std::nullopt;
   const auto* deviation = exp->value.as<te::BinaryNode>();
   if (deviation == nullptr || deviation->op != te::BinaryOp::kSub) return std::nullopt;
-  const te::ReadNode* center = read_through_cast(deviation->b);
-  if (center == nullptr || !indexed_by(*center, {terms->axes[0].get()})) return std::nullopt;
-  const Tensor center_tensor(center->tensor);
-  if (center_tensor.is_placeholder() || !contains(plan.stages[stage].reductions, center_tensor)) {
-    return std::nullopt;
-  }
-  std::vector<const te::ReadNode*> value_reads;
-  collect_reads(deviation->a, value_reads);
-  if (value_reads.empty()) return std::nullopt;
-  for (const te::ReadNode* read : value_reads) {
-    const Tensor source(read->tensor);
-    if (source.is_placeholder()) return std::nullopt;
-    const Role role = plan.role(source);
-    if ((role != Role::kTile && role != Role::kAnchor) || plan.stage(source) > stage) return std::nullopt;
-  }
-  return RescaledSum{reduce, owner, terms, deviation->a, center_tensor};
+  const std::optional<Tensor> center = reduced_row_value(plan, deviation->b, terms->axes[0].get(), stage);
+  if (!center || !reads_tiles_up_to(plan, deviation->a, stage)) return std::nullopt;
+  return RescaledSum{reduce, owner, terms, deviation->a, *center};
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <random>
@@ -67,6 +68,23 @@ bool legal(const schedule::FusionPlan& plan, const Schedule& s) {
     return true;
   } catch (const CompileError&) {
     return false;
+  }
+}
+
+// Appends a copy of each of the first `count` cases whose plan and schedule `applies` holds for, with
+// `turn_on` applied and `prefix` before the label (suite cases on the default schedule take it explicitly
+// first).
+void add_variants(std::vector<Case>& result, std::size_t count, const std::string& prefix,
+                  const std::function<bool(const schedule::FusionPlan&, const Schedule&)>& applies,
+                  const std::function<void(Schedule&)>& turn_on) {
+  for (std::size_t i = 0; i < count; ++i) {
+    Case c = result[i];
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    if (!applies(plan, c.schedule)) continue;
+    turn_on(c.schedule);
+    c.label = prefix + c.label;
+    result.push_back(c);
   }
 }
 
@@ -266,49 +284,33 @@ std::vector<Case> cases() {
   shared.stages = 3;
   result.push_back({"post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
   result.push_back({"gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}}, shared, "shared/suite"});
-  // Every case with a variance once more, summed in one pass with the mean (one_pass_variance).
+  // Every case the knob applies to once more, with the knob on: the variance summed in one pass with the
+  // mean, a softmax's sum kept online beside the max, the cluster exchange waited on with relaxed polls; then
+  // every case with a residual (those just added included), its tiles' rows prefetched into L2 by the
+  // producer.
   const std::size_t before = result.size();
-  for (std::size_t i = 0; i < before; ++i) {
-    Case c = result[i];
-    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
-    if (!schedule::one_pass_variance_applies(plan)) continue;
-    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
-    c.schedule.one_pass_variance = true;
-    c.label = "one_pass_variance_" + c.label;
-    result.push_back(c);
-  }
-  // Every case with a softmax once more, its sum kept online beside the max (online_softmax).
-  for (std::size_t i = 0; i < before; ++i) {
-    Case c = result[i];
-    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
-    if (!schedule::online_softmax_applies(plan)) continue;
-    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
-    c.schedule.online_softmax = true;
-    c.label = "online_softmax_" + c.label;
-    result.push_back(c);
-  }
-  // Every case exchanging row partials across a cluster once more, waiting with relaxed polls and one fence.
-  for (std::size_t i = 0; i < before; ++i) {
-    Case c = result[i];
-    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
-    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
-    if (!plan.has_reductions() || c.schedule.cluster_n == 1) continue;
-    c.schedule.relaxed_exchange_wait = true;
-    c.label = "relaxed_exchange_wait_" + c.label;
-    result.push_back(c);
-  }
-  // Every case with a residual once more, its tiles' rows prefetched into L2 by the producer
-  // (prefetch_inputs), and with the one-pass variance too.
-  const std::size_t with_one_pass = result.size();
-  for (std::size_t i = 0; i < with_one_pass; ++i) {
-    Case c = result[i];
-    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
-    if (!schedule::prefetch_inputs_apply(plan)) continue;
-    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
-    c.schedule.prefetch_inputs = true;
-    c.label = "prefetch_inputs_" + c.label;
-    result.push_back(c);
-  }
+  add_variants(
+      result, before, "one_pass_variance_",
+      [](const schedule::FusionPlan& plan, const Schedule&) {
+        return schedule::one_pass_variance_applies(plan);
+      },
+      [](Schedule& s) { s.one_pass_variance = true; });
+  add_variants(
+      result, before, "online_softmax_",
+      [](const schedule::FusionPlan& plan, const Schedule&) {
+        return schedule::online_softmax_applies(plan);
+      },
+      [](Schedule& s) { s.online_softmax = true; });
+  add_variants(
+      result, before, "relaxed_exchange_wait_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return plan.has_reductions() && s.cluster_n > 1;
+      },
+      [](Schedule& s) { s.relaxed_exchange_wait = true; });
+  add_variants(
+      result, result.size(), "prefetch_inputs_",
+      [](const schedule::FusionPlan& plan, const Schedule&) { return schedule::prefetch_inputs_apply(plan); },
+      [](Schedule& s) { s.prefetch_inputs = true; });
   return result;
 }
 
