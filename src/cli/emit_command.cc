@@ -36,8 +36,10 @@ void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files,
   if (kernel.launch.persistent && kernel.launch.cluster_x > 1) {
     persistent = " (persistent: as many clusters as the device runs at once walk the row blocks)";
   } else if (kernel.launch.persistent) {
-    persistent = " tiles (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
-                 (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most)";
+    persistent = std::string(kernel.launch.row_blocks ? " row blocks" : " tiles") +
+                 " (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +
+                 (kernel.launch.ctas_per_multiprocessor > 1 ? "s" : "") + " per SM at most" +
+                 (kernel.launch.row_blocks ? ", walking the row blocks)" : ")");
   }
   out << "launch grid " << kernel.launch.grid_x << persistent << " block " << kernel.launch.block_x
       << " cluster " << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes << " bytes\n";

@@ -64,6 +64,7 @@ class KernelEmitter {
     const std::int64_t n_tiles = ceil_div(plan_.anchor.n, s_.bn);
     result.launch.block_x = s_.threads();
     result.launch.cluster_x = plan_.has_reductions() ? s_.cluster_n : 1;
+    result.launch.row_blocks = plan_.has_reductions();
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
       result.launch.persistent = s_.persistent;

@@ -30,10 +30,11 @@ struct LaunchConfig {
   int block_x = 1;
   int cluster_x = 1;     // 1: no cluster launch
   int shared_bytes = 0;  // dynamic shared memory
-  // grid_x counts tiles (with clusters: row blocks x cluster_x); the launch runs min(grid_x,
+  // grid_x counts tiles, or with row reductions row blocks x cluster_x; the launch runs min(grid_x,
   // ctas_per_multiprocessor x multiprocessors) CTAs, or with clusters as many whole clusters as the device
-  // runs at once, each striding over the tiles
+  // runs at once, each striding over the tiles (or walking the row blocks)
   bool persistent = false;
+  bool row_blocks = false;          // grid_x counts row blocks (x cluster_x): the plan has row reductions
   int ctas_per_multiprocessor = 1;  // of a persistent launch: as many as fit an SM at once
 };
 

@@ -44,6 +44,33 @@ TEST(EmitCommand, WritesSourceAndCubin) {
   fs::remove_all(dir);
 }
 
+// A persistent grid's launch line says what its grid counts: tiles, or row blocks when rows are reduced.
+TEST(EmitCommand, PersistentLaunchSaysWhatTheGridCounts) {
+  const fs::path dir = fs::temp_directory_path() / ("comfuse_emit_grid_" + std::to_string(::getpid()));
+  const fs::path file = dir / "schedule.json";
+  fs::create_directories(dir);
+  auto launch_line = [&](const std::string& workload, const std::string& schedule) {
+    std::ofstream(file) << schedule;
+    std::ostringstream out, err;
+    EXPECT_EQ(
+        run_emit({workload, "--shape", "M=640,K=64,N=256", "--schedule", file.string(), "-o", dir.string()},
+                 out, err),
+        0)
+        << err.str();
+    const std::string text = out.str();
+    const std::size_t line = text.find("launch grid");  // up to the block size
+    return line == std::string::npos ? text : text.substr(line, text.find(" block ", line) - line);
+  };
+  const std::string common =
+      R"("bk":64,"bm":128,"bn":128,"stages":4,"warp_roles":"cooperative","raster_group_m":8,"persistent":true)";
+  EXPECT_EQ(launch_line("gemm", "{" + common + R"(,"cluster_n":1,"reduction":"cta","carried":"registers"})"),
+            "launch grid 10 tiles (persistent: 1 CTA per SM at most)");
+  EXPECT_EQ(
+      launch_line("post_rmsnorm", "{" + common + R"(,"cluster_n":1,"reduction":"cta","carried":"l2_stash"})"),
+      "launch grid 5 row blocks (persistent: 1 CTA per SM at most, walking the row blocks)");
+  fs::remove_all(dir);
+}
+
 TEST(EmitCommand, IllegalScheduleIsExitCode2WithTheReason) {
   const fs::path file =
       fs::temp_directory_path() / ("comfuse_schedule_" + std::to_string(::getpid()) + ".json");
