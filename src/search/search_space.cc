@@ -2,6 +2,7 @@
 #include "search/search_space.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "support/error.h"
@@ -48,16 +49,24 @@ bool legal(const schedule::FusionPlan& plan, const Schedule& s, const schedule::
   }
 }
 
+// The canonical forms of `raw`, sorted in canonical order and unique.
+std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw) {
+  std::map<std::string, Schedule> by_key;  // the canonical order is the order of the JSON texts
+  for (const Schedule& s : raw) {
+    const Schedule c = canonical(plan, s);
+    by_key.emplace(schedule::to_json(c).dump(), c);
+  }
+  std::vector<Schedule> out;
+  out.reserve(by_key.size());
+  for (auto& [key, s] : by_key) out.push_back(std::move(s));
+  return out;
+}
+
 // Keeps legal canonical schedules, sorted and unique.
 std::vector<Schedule> finish(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw,
                              const schedule::TargetLimits& limits) {
-  std::vector<Schedule> out;
-  for (const Schedule& s : raw) {
-    const Schedule c = canonical(plan, s);
-    if (legal(plan, c, limits)) out.push_back(c);
-  }
-  std::sort(out.begin(), out.end(), canonical_less);
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::vector<Schedule> out = unique_canonical(plan, raw);
+  std::erase_if(out, [&](const Schedule& s) { return !legal(plan, s, limits); });
   return out;
 }
 
@@ -133,6 +142,9 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
     const bool off_only = reductions && knob.field == &Schedule::tma_store;
     raw = expand(raw, off_only ? std::vector<bool>{false} : std::vector<bool>{false, true},
                  [&](Schedule& s, bool on) { s.*knob.field = on; });
+    // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product
+    // grows only by the knobs that apply; each depends only on fields set before it.
+    raw = unique_canonical(plan, raw);
   }
   return finish(plan, raw, limits);
 }
