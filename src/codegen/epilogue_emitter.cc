@@ -5,6 +5,7 @@
 
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
+#include "schedule/read_match.h"
 #include "support/error.h"
 
 namespace comfuse::codegen {
@@ -13,11 +14,6 @@ namespace {
 using schedule::Broadcast;
 using schedule::Role;
 using schedule::ValueHome;
-
-void collect_reduces(const te::Expr& e, std::vector<const te::ReduceNode*>& out) {
-  if (const auto* reduce = e.as<te::ReduceNode>()) out.push_back(reduce);
-  te::for_each_child(e, [&](const te::Expr& child) { collect_reduces(child, out); });
-}
 
 std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
   switch (op) {
@@ -70,7 +66,7 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
     int index = 0, xslot = 0;
     for (const te::Tensor& t : plan_.stages[s].reductions) {
       std::vector<const te::ReduceNode*> reduces;
-      collect_reduces(t->body, reduces);
+      schedule::collect_reduces(t->body, reduces);
       for (const te::ReduceNode* node : reduces) {
         const auto centered = std::find_if(plan_.centered.begin(), plan_.centered.end(),
                                            [&](const schedule::CenteredSum& c) { return c.reduce == node; });
@@ -79,8 +75,12 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
                                            [&](const schedule::RescaledSum& r) { return r.reduce == node; });
         const schedule::RescaledSum* online = rescaled != plan_.rescaled.end() ? &*rescaled : nullptr;
         const Slot slot{node, t, static_cast<int>(s), index++, xslot, merged, online};
+        // The legality check sized the exchange with the plan's count: the layout must take the same.
+        const int floats = schedule::exchanged_floats(plan_, node);
+        COMFUSE_CHECK(static_cast<int>(exchanged(slot).size()) == floats,
+                      "reduction '" + t.name() + "' exchanges as many floats as the plan counts");
         slots_.push_back(slot);
-        xslot += static_cast<int>(exchanged(slot).size());
+        xslot += floats;
       }
     }
   }
@@ -89,7 +89,7 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
 int EpilogueEmitter::max_reductions_per_stage() const {
   int most = 0;
   for (const Slot& slot : slots_)
-    most = std::max(most, slot.xslot + static_cast<int>(exchanged(slot).size()));
+    most = std::max(most, slot.xslot + schedule::exchanged_floats(plan_, slot.node));
   return most;
 }
 
@@ -530,21 +530,14 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
         return "wgx[((buf * 2 + " + std::to_string(warpgroup) + ") * XSLOTS + " +
                std::to_string(slot.xslot + offset) + ") * BM + local_row0 + 8 * h]";
       };
-      const std::string name = slot_name(slot.stage, slot.index);
-      if (slot.centered != nullptr) {
-        out.line("float n = " + partial(0, 1) + ", mean = " + partial(0, 2) + ", m2 = " + partial(0) + ";");
-        out.line("chan_combine(n, mean, m2, " + partial(1, 1) + ", " + partial(1, 2) + ", " + partial(1) +
-                 ");");
-        out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
+      if (partial_form(slot) != nullptr) {
+        merged_start(out, slot, [&](const PartialForm::Part& part) { return partial(0, part.offset); });
+        out.line(merged_combine(slot, [&](int offset) { return partial(1, offset); }));
+        merged_store(out, slot);
         continue;
       }
-      if (slot.rescaled != nullptr) {
-        out.line("float s = " + partial(0) + ", m = " + partial(0, 1) + ";");
-        out.line("rescaled_combine(s, m, " + partial(1) + ", " + partial(1, 1) + ");");
-        out.line(name + "[h] = s, " + name + "_m[h] = m;");
-        continue;
-      }
-      out.line(name + "[h] = " + combine(slot.node->op, partial(0), partial(1)) + ";");
+      out.line(slot_name(slot.stage, slot.index) + "[h] = " + combine(slot.node->op, partial(0), partial(1)) +
+               ";");
     }
     out.close();
     out.line("++wround;");
@@ -579,22 +572,14 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
                ") * BM + local_row0 + 8 * h]";
       };
       const std::string name = slot_name(slot.stage, slot.index);
-      if (slot.centered != nullptr) {  // every CTA combines the peers in rank order: the same bits everywhere
-        out.line("float n = 0.0f, mean = 0.0f, m2 = 0.0f;");
+      if (partial_form(slot) !=
+          nullptr) {  // every CTA combines the peers in rank order: the same bits everywhere
+        merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
         out.line("#pragma unroll");
         out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-        out.line("chan_combine(n, mean, m2, " + partial(1) + ", " + partial(2) + ", " + partial(0) + ");");
+        out.line(merged_combine(slot, partial));
         out.close();
-        out.line(name + "_n[h] = n, " + name + "_c[h] = mean, " + name + "[h] = m2;");
-        continue;
-      }
-      if (slot.rescaled != nullptr) {
-        out.line("float s = 0.0f, m = " + identity(te::ReduceOp::kMax) + ";");
-        out.line("#pragma unroll");
-        out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-        out.line("rescaled_combine(s, m, " + partial(0) + ", " + partial(1) + ");");
-        out.close();
-        out.line(name + "[h] = s, " + name + "_m[h] = m;");
+        merged_store(out, slot);
         continue;
       }
       const std::string v = "v" + std::to_string(slot.index);

@@ -2,6 +2,7 @@
 // combined in-thread, across the quad of lanes sharing a row, and across the CTAs of a cluster.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -76,7 +77,28 @@ class EpilogueEmitter {
   void centered_update(CodeStream& out, const Slot& slot, const std::string& value) const;
   void centered_finish_thread(CodeStream& out, const Slot& slot) const;
   void centered_quad_combine(CodeStream& out, const Slot& slot) const;
+  /// How a merged sum's partial travels and combines: the device function merging a second partial into a
+  /// first, and its arguments in order (a local name, the float's offset from the slot's xslot in an
+  /// exchange, the suffix of the slot's state, the identity).
+  struct PartialForm {
+    struct Part {
+      std::string local;
+      int offset;
+      std::string suffix;
+      std::string identity;
+    };
+    std::string combine_fn;
+    std::vector<Part> parts;
+  };
+  static const PartialForm* partial_form(const Slot& slot);  // null for a plain reduction
+  /// The floats a slot exchanges (offset from its xslot, suffix of its state), by offset.
   static std::vector<std::pair<int, std::string>> exchanged(const Slot& slot);
+  /// A merged sum's combine through locals: declares them from `first` (of each part), merges `other` (the
+  /// expression of each part's float of the other partial) with the combine function, stores them back.
+  void merged_start(CodeStream& out, const Slot& slot,
+                    const std::function<std::string(const PartialForm::Part&)>& first) const;
+  std::string merged_combine(const Slot& slot, const std::function<std::string(int offset)>& other) const;
+  void merged_store(CodeStream& out, const Slot& slot) const;
   /// Rescaled sums: the per-element update and the quad's combine.
   void rescaled_update(CodeStream& out, const Slot& slot, const std::string& value) const;
   void rescaled_quad_combine(CodeStream& out, const Slot& slot) const;

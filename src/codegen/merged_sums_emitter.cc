@@ -1,21 +1,66 @@
-// Epilogue emission of the merged row reductions (centered sums: one-pass variance, shifted sums per thread and
-// Chan's combine; rescaled sums: online softmax), and the device helpers only some epilogues need.
+// Epilogue emission of the merged row reductions (centered sums: one-pass variance, shifted sums per thread
+// and Chan's combine; rescaled sums: online softmax), and the device helpers only some epilogues need.
 #include "codegen/epilogue_emitter.h"
+
+#include <algorithm>
+
 #include "codegen/epilogue_names.h"
 
 namespace comfuse::codegen {
 
-// The floats a slot exchanges (offset from its xslot, suffix of its state): a centered sum's squared
-// deviations, count and mean; a rescaled sum's sum and running maximum; any other slot's one partial.
+// A centered sum exchanges its squared deviations, count and mean (chan_combine takes count, mean, M2); a
+// rescaled sum its sum and running maximum.
+const EpilogueEmitter::PartialForm* EpilogueEmitter::partial_form(const Slot& slot) {
+  static const PartialForm kCentered{
+      "chan_combine", {{"n", 1, "_n", "0.0f"}, {"mean", 2, "_c", "0.0f"}, {"m2", 0, "", "0.0f"}}};
+  static const PartialForm kRescaled{"rescaled_combine",
+                                     {{"s", 0, "", "0.0f"}, {"m", 1, "_m", identity(te::ReduceOp::kMax)}}};
+  if (slot.centered != nullptr) return &kCentered;
+  if (slot.rescaled != nullptr) return &kRescaled;
+  return nullptr;
+}
+
 std::vector<std::pair<int, std::string>> EpilogueEmitter::exchanged(const Slot& slot) {
-  if (slot.centered != nullptr) return {{0, ""}, {1, "_n"}, {2, "_c"}};
-  if (slot.rescaled != nullptr) return {{0, ""}, {1, "_m"}};
-  return {{0, ""}};
+  const PartialForm* form = partial_form(slot);
+  if (form == nullptr) return {{0, ""}};
+  std::vector<std::pair<int, std::string>> floats;
+  for (const PartialForm::Part& part : form->parts) floats.emplace_back(part.offset, part.suffix);
+  std::sort(floats.begin(), floats.end());
+  return floats;
+}
+
+void EpilogueEmitter::merged_start(CodeStream& out, const Slot& slot,
+                                   const std::function<std::string(const PartialForm::Part&)>& first) const {
+  std::string locals;
+  for (const PartialForm::Part& part : partial_form(slot)->parts) {
+    locals += (locals.empty() ? "" : ", ") + part.local + " = " + first(part);
+  }
+  out.line("float " + locals + ";");
+}
+
+std::string EpilogueEmitter::merged_combine(const Slot& slot,
+                                            const std::function<std::string(int offset)>& other) const {
+  const PartialForm& form = *partial_form(slot);
+  std::string args;
+  for (const PartialForm::Part& part : form.parts) args += part.local + ", ";
+  for (std::size_t i = 0; i < form.parts.size(); ++i)
+    args += (i > 0 ? ", " : "") + other(form.parts[i].offset);
+  return form.combine_fn + "(" + args + ");";
+}
+
+void EpilogueEmitter::merged_store(CodeStream& out, const Slot& slot) const {
+  const std::string name = slot_name(slot.stage, slot.index);
+  std::string stores;
+  for (const PartialForm::Part& part : partial_form(slot)->parts) {
+    stores += (stores.empty() ? "" : ", ") + name + part.suffix + "[h] = " + part.local;
+  }
+  out.line(stores + ";");
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
   if (schedule_.relaxed_exchange_wait) {
-    out.line("// Waits for a cluster exchange: relaxed cluster-scope polls (no L1 invalidation a spin), then one");
+    out.line(
+        "// Waits for a cluster exchange: relaxed cluster-scope polls (no L1 invalidation a spin), then one");
     out.line("// cluster-scope fence, which makes the peers' distributed-shared-memory writes visible.");
     out.open("__device__ __forceinline__ void mbar_wait_cluster_relaxed(u64* bar, u32 parity)");
     out.line("u32 done;");

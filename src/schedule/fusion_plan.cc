@@ -315,6 +315,16 @@ std::vector<Tensor> carried_tiles_of(const FusionPlan& plan) {
   return carried;
 }
 
+int exchanged_floats(const FusionPlan& plan, const te::ReduceNode* reduce) {
+  for (const CenteredSum& centered : plan.centered) {
+    if (centered.reduce == reduce) return 3;
+  }
+  for (const RescaledSum& rescaled : plan.rescaled) {
+    if (rescaled.reduce == reduce) return 2;
+  }
+  return 1;
+}
+
 void drop_empty_stages(FusionPlan& plan) {
   for (int s = static_cast<int>(plan.stages.size()) - 2; s > 0; --s) {
     const Stage& stage = plan.stages[s];

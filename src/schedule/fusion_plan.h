@@ -102,6 +102,11 @@ FusionPlan plan_fusion(const te::Program& program);
 /// recomputed after stages change).
 std::vector<te::Tensor> carried_tiles_of(const FusionPlan& plan);
 
+/// Floats a thread's row partial of `reduce` (a reduce node of one of the plan's reductions) holds in an
+/// exchange across warpgroups or a cluster: three for a centered sum (M2, count, mean), two for a rescaled
+/// sum (sum, running maximum), one for any other reduction.
+int exchanged_floats(const FusionPlan& plan, const te::ReduceNode* reduce);
+
 /// Removes the stages that hold nothing, except the last (where the reductions of the one before end), moving
 /// every later tensor one stage down; then recomputes the carried tiles.
 void drop_empty_stages(FusionPlan& plan);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "schedule/centered_sums.h"
+#include "schedule/read_match.h"
 #include "schedule/rescaled_sums.h"
 #include "support/error.h"
 
@@ -43,22 +44,15 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
-void count_reductions(const te::Expr& e, int& count) {
-  if (e.kind() == te::ExprKind::kReduce) ++count;
-  te::for_each_child(e, [&](const te::Expr& child) { count_reductions(child, count); });
-}
-
-// The most reduce nodes ending any one stage: the slots of the cluster exchange.
+// The most floats of row partials ending any one stage: the slots of the cluster exchange.
 int row_reductions_per_stage(const FusionPlan& plan) {
   int most = 1;
   for (const Stage& stage : plan.stages) {
     int count = 0;
     for (const te::Tensor& t : stage.reductions) {
-      count_reductions(t->body, count);
-      // A centered sum exchanges a count, a mean and a sum of squared deviations.
-      for (const CenteredSum& centered : plan.centered) count += centered.owner.same_as(t) ? 2 : 0;
-      // A rescaled sum exchanges its running maximum too.
-      for (const RescaledSum& rescaled : plan.rescaled) count += rescaled.owner.same_as(t) ? 1 : 0;
+      std::vector<const te::ReduceNode*> reduces;
+      collect_reduces(t->body, reduces);
+      for (const te::ReduceNode* reduce : reduces) count += exchanged_floats(plan, reduce);
     }
     most = std::max(most, count);
   }
