@@ -64,9 +64,9 @@ class KernelEmitter {
     const std::int64_t n_tiles = ceil_div(plan_.anchor.n, s_.bn);
     result.launch.block_x = s_.threads();
     result.launch.cluster_x = plan_.has_reductions() ? s_.cluster_n : 1;
-    result.launch.row_blocks = plan_.has_reductions();
     if (plan_.has_reductions()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
+      result.launch.row_blocks = true;
       result.launch.persistent = s_.persistent;
     } else if (s_.persistent) {
       result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
@@ -376,12 +376,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     } else {
       out.open("for (int t = 0; t < tiles.count; ++t)");
     }
-    if (s_.persistent && !walks_row_blocks()) {
+    // The tile's row block and column tile: from the strided sequence, the row-block walk, or the CTA's own.
+    const bool strided = s_.persistent && !walks_row_blocks();
+    if (strided) {
       out.line("int tile_m, tile_n;");
       out.line("tiles.at(t, tile_m, tile_n);");
     }
-    // The tile's row block and column tile: from the strided sequence, the row-block walk, or the CTA's own.
-    const bool strided = s_.persistent && !walks_row_blocks();
     const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
     const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
     if (s_.prefetch_inputs) prefetch_tile_inputs(out, m_block, n_tile);
