@@ -61,7 +61,7 @@ std::string shared_stash_slot(std::size_t c) {
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                                  std::map<const te::TensorNode*, std::string> params)
-    : plan_(plan), schedule_(schedule), params_(std::move(params)) {
+    : plan_(plan), schedule_(schedule), params_(std::move(params)), staged_(plan, schedule) {
   for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
     int index = 0, xslot = 0;
     for (const te::Tensor& t : plan_.stages[s].reductions) {
@@ -109,6 +109,7 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 }
 
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) const {
+  if (staged_.staged(input)) return staged_.read(input, broadcast);
   if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
     const std::string pair = "lp_" + input.name();
     if (input.dtype() == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
@@ -152,7 +153,7 @@ bool EpilogueEmitter::loads_in_pairs() const {
 }
 
 bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast) const {
-  return loads_in_pairs() && schedule::pair_loadable({input, broadcast});
+  return loads_in_pairs() && schedule::pair_loadable({input, broadcast}) && !staged_.staged(input);
 }
 
 std::vector<std::size_t> EpilogueEmitter::rereads(int stage) const {
@@ -212,7 +213,8 @@ std::string EpilogueEmitter::stash_load(std::size_t c) const {
 
 std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) const {
   if (schedule_.carried == ValueHome::kRegisters) {
-    return plan_.role(tile) == Role::kAnchor ? "acc[i]" : "carry_" + tile.name() + "[i]";
+    const bool in_accumulator = plan_.role(tile) == Role::kAnchor || schedule_.carry_in_accumulator;
+    return in_accumulator ? "acc[i]" : "carry_" + tile.name() + "[i]";
   }
   const auto it = std::find_if(plan_.carried_tiles.begin(), plan_.carried_tiles.end(),
                                [&](const te::Tensor& t) { return t.same_as(tile); });
@@ -247,7 +249,7 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
       out.line(value_type(t.dtype()) + " row_" + t.name() + "[2];");
     }
   }
-  if (schedule_.carried == ValueHome::kRegisters) {
+  if (schedule_.carried == ValueHome::kRegisters && !schedule_.carry_in_accumulator) {
     for (const te::Tensor& t : plan_.carried_tiles) {
       if (plan_.role(t) != Role::kAnchor) out.line("float carry_" + t.name() + "[BN / 2];");
     }
@@ -469,7 +471,9 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     if (plan_.stage(t) != stage) continue;
     const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
     if (schedule_.carried == ValueHome::kRegisters && plan_.role(t) != Role::kAnchor) {
-      out.line("carry_" + t.name() + "[i] = " + value + ";");
+      // Over the accumulator element this iteration has read for the last time (carry_in_accumulator).
+      const std::string home = schedule_.carry_in_accumulator ? "acc" : "carry_" + t.name();
+      out.line(home + "[i] = " + value + ";");
     }
     if (schedule_.carried == ValueHome::kShared) out.line(shared_stash_slot(c) + " = " + value + ";");
   }
@@ -559,7 +563,15 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
       }
     }
     out.close();
-    out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
+    if (schedule_.fenced_exchange_arrive) {
+      out.close();
+      out.line("// One cluster-scope release for all peers, then relaxed arrivals.");
+      out.line(R"(asm volatile("fence.acq_rel.cluster;" ::: "memory");)");
+      out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
+      out.line("mbar_arrive_cluster_relaxed(map_to_rank(&" + xbar + "[buf], peer));");
+    } else {
+      out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
+    }
     out.close();
     out.close();
     out.line(

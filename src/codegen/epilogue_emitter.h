@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/code_stream.h"
+#include "codegen/staged_inputs.h"
 #include "schedule/fusion_plan.h"
 #include "schedule/schedule.h"
 
@@ -109,6 +110,7 @@ class EpilogueEmitter {
   const schedule::Schedule& schedule_;
   std::map<const te::TensorNode*, std::string> params_;
   std::vector<Slot> slots_;
+  StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
 };
 
 }  // namespace comfuse::codegen

@@ -123,6 +123,12 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         args.push_back(&maps.back());
         break;
       }
+      case KernelParam::Kind::kTmaIn: {
+        const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
+        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows));
+        args.push_back(&maps.back());
+        break;
+      }
       case KernelParam::Kind::kInput:
         pointers.push_back(bindings.inputs.at(position_of(program_.inputs(), p.tensor)).get());
         args.push_back(&pointers.back());

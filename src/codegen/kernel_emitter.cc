@@ -7,6 +7,7 @@
 #include "codegen/epilogue_emitter.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/kernel_source.h"
+#include "codegen/staged_inputs.h"
 #include "codegen/wgmma_emitter.h"
 #include "support/error.h"
 
@@ -29,7 +30,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 class KernelEmitter {
  public:
   KernelEmitter(const FusionPlan& plan, const Schedule& schedule, const std::string& key)
-      : plan_(schedule::effective_plan(plan, schedule)), s_(schedule), key_(key) {}
+      : plan_(schedule::effective_plan(plan, schedule)), s_(schedule), key_(key), staged_(plan_, schedule) {}
 
   // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
   // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
@@ -52,6 +53,8 @@ class KernelEmitter {
       param_names[output.get()] = "out_" + output.name();
     }
     if (s_.tma_store) result.params.push_back({KernelParam::Kind::kTmaOut, plan_.program.outputs()[0], 64});
+    for (const auto& [input, rows] : staged_.boxes())
+      result.params.push_back({KernelParam::Kind::kTmaIn, input, rows});
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
     if (s_.carried == ValueHome::kL2Stash) {
       result.stash_bytes =
@@ -88,6 +91,7 @@ class KernelEmitter {
     if (s_.tma_store) tma_store_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) prefetch_helper(out);
+    staged_.helpers(out);
     tile_mapping(out);
     kernel(out, result, epilogue);
     result.source = out.str();
@@ -103,7 +107,7 @@ class KernelEmitter {
     const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
     return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
-           schedule::shared_stash_bytes(plan_, s_);
+           schedule::shared_stash_bytes(plan_, s_) + schedule::staged_input_bytes(plan_, s_);
   }
 
   void header(CodeStream& out) const {
@@ -284,6 +288,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         case KernelParam::Kind::kTmaOut:
           params += ",\n    const __grid_constant__ TmaDescriptor tma_out";
           break;
+        case KernelParam::Kind::kTmaIn:
+          params += ",\n    const __grid_constant__ TmaDescriptor tma_in_" + p.tensor.name();
+          break;
       }
     }
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.threads()) + ", 1)");
@@ -298,6 +305,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
           "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
           "swizzled");
       out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
+    } else if (!staged_.empty()) {
+      staged_.carve(out);
+      out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
     } else {
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
     }
@@ -347,6 +357,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("mbar_init(&xbar[3], CLUSTER_N * 32);");
     }
     out.line("mbar_init(order, 1);");
+    if (!staged_.empty())
+      staged_.init_barriers(out, s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS");
     out.line("fence_mbar_init();");
     out.close();
     out.line(result.launch.cluster_x > 1 ? "cluster_sync();" : "__syncthreads();");
@@ -367,6 +379,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.open("if (threadIdx.x == 0)");
     out.line("tma_prefetch_descriptor(&tma_a);");
     out.line("tma_prefetch_descriptor(&tma_b);");
+    for (const auto& [input, rows] : staged_.boxes())
+      out.line("tma_prefetch_descriptor(&tma_in_" + input.name() + ");");
     if (walks_row_blocks()) {
       out.open(
           "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
@@ -385,6 +399,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
     const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
     if (s_.prefetch_inputs) prefetch_tile_inputs(out, m_block, n_tile);
+    if (!staged_.empty()) staged_.produce(out, walks_row_blocks() ? "g" : "t", m_block, n_tile);
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line(walks_row_blocks() ? "const int it = g * K_BLOCKS + kb;" : "const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
@@ -501,6 +516,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     }
     out.line("float acc[BN / 2];");
     epilogue.declare_state(out);
+    if (!staged_.empty()) staged_.declare(out);
     out.line();
     if (s_.tma_store) {
       out.line("u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
@@ -542,7 +558,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("if (store_leader) bulk_wait_read_all();");
       out.line("warpgroup_sync(consumer);");
     }
+    if (!staged_.empty()) staged_.wait(out, walks_row_blocks() ? "g" : "t");
     epilogue.element_loop(out, 0);
+    const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
+    if (!staged_.empty() && last_stage == 0) staged_.release(out);
     if (s_.tma_store) {
       out.line("// Make the tile visible to the TMA engine, then one thread stores it box by box.");
       out.line("fence_proxy_async_shared();");
@@ -578,6 +597,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         out.line("const int n0 = tiles.n_tile(t) * BN;");
       }
       epilogue.element_loop(out, stage);
+      if (!staged_.empty() && stage == last_stage) staged_.release(out);
       out.close();
       epilogue.end_stage(out, stage);
     }
@@ -588,6 +608,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;
+  const StagedInputs staged_;  // tma_inputs
 };
 
 }  // namespace

@@ -19,6 +19,8 @@ struct KernelParam {
     kOutput,  // pointer to a program output
     kStash,   // f32 workspace of stash_bytes for tiles carried across reductions (null when 0 bytes)
     kTmaOut,  // TMA descriptor of an output, box [box_rows, 64 columns], for the TMA-store epilogue
+    kTmaIn,   // TMA descriptor of an epilogue input, box [box_rows, 64 columns], for tma_inputs (a
+              // vector [N] is read as one row [1, N])
   };
   Kind kind;
   te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)

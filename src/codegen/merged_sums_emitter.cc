@@ -58,6 +58,15 @@ void EpilogueEmitter::merged_store(CodeStream& out, const Slot& slot) const {
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
+  if (schedule_.fenced_exchange_arrive) {
+    out.line(
+        "// An arrival on a peer's mbarrier without release semantics (a cluster fence before it releases).");
+    out.open("__device__ __forceinline__ void mbar_arrive_cluster_relaxed(u32 remote_bar)");
+    out.line(
+        R"(asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" :: "r"(remote_bar) : "memory");)");
+    out.close();
+    out.line();
+  }
   if (schedule_.relaxed_exchange_wait) {
     out.line(
         "// Waits for a cluster exchange: relaxed cluster-scope polls (no L1 invalidation a spin), then one");

@@ -145,8 +145,9 @@ int read_chunk(const Schedule& s, std::size_t rereads) {
 int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
   const int per_tile = schedule.bn / 2;  // a 64 x BN f32 fragment over 128 threads
   int carried = 0;
-  if (schedule.carried == ValueHome::kRegisters) {
-    // A carried anchor stays in the accumulator itself; every other carried tile needs its own fragment.
+  if (schedule.carried == ValueHome::kRegisters && !schedule.carry_in_accumulator) {
+    // A carried anchor stays in the accumulator itself; every other carried tile needs its own fragment
+    // (unless carry_in_accumulator writes the one carried tile over the accumulator).
     for (const te::Tensor& t : plan.carried_tiles) carried += plan.role(t) == Role::kAnchor ? 0 : 1;
   }
   return per_tile * (1 + carried);
@@ -190,6 +191,41 @@ bool online_softmax_applies(const FusionPlan& plan) {
   return !find_rescaled_sums(plan).empty();
 }
 
+bool tma_staged(const EpilogueInput& input) {
+  return te::dtype_bytes(input.tensor.dtype()) == 2 && input.broadcast != Broadcast::kColumn;
+}
+
+std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s) {
+  const std::int64_t tiles_per_cta = ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n);
+  // Ping-pong warpgroups take alternate tiles of the same rows, unless they take alternate row blocks.
+  return s.warp_roles == WarpRoles::kPingPong && !s.alternate_row_blocks() ? ceil_div(tiles_per_cta, 2)
+                                                                           : tiles_per_cta;
+}
+
+bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s) {
+  return plan.has_reductions() && s.carried == ValueHome::kRegisters && tiles_per_warpgroup(plan, s) == 1 &&
+         plan.anchor.n % 8 == 0 &&
+         std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), tma_staged);
+}
+
+std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs) return 0;
+  const std::int64_t boxes = ceil_div(s.bn, 64);
+  std::int64_t slot = 0;
+  for (const EpilogueInput& input : plan.epilogue_inputs) {
+    if (!tma_staged(input)) continue;
+    const std::int64_t rows = input.broadcast == Broadcast::kFull ? s.bm : 1;
+    slot += ceil_div(boxes * rows * 128, 1024) * 1024;
+  }
+  return 2 * slot + 4 * 8;
+}
+
+bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
+  if (s.carried != ValueHome::kRegisters) return false;
+  const FusionPlan effective = effective_plan(plan, s);
+  return effective.carried_tiles.size() == 1 && effective.role(effective.carried_tiles[0]) != Role::kAnchor;
+}
+
 FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s) {
   FusionPlan effective = s.one_pass_variance ? merge_centered_sums(plan) : plan;
   return s.online_softmax ? merge_rescaled_sums(effective) : effective;
@@ -203,6 +239,10 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "one_pass_variance=true but no reduction is a sum of squared deviations from a row value of the "
         "stage before it");
   }
+  if (s.fenced_exchange_arrive && !(original.has_reductions() && s.cluster_n > 1)) {
+    fail("fenced_exchange_arrive=true without a cluster exchange of row partials (cluster_n=" +
+         std::to_string(s.cluster_n) + (original.has_reductions() ? "" : ", no row reductions") + ")");
+  }
   if (s.relaxed_exchange_wait && !(original.has_reductions() && s.cluster_n > 1)) {
     fail("relaxed_exchange_wait=true without a cluster exchange of row partials (cluster_n=" +
          std::to_string(s.cluster_n) + (original.has_reductions() ? "" : ", no row reductions") + ")");
@@ -213,6 +253,13 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "after the row value m");
   }
   const FusionPlan plan = effective_plan(original, s);
+  if (s.carry_in_accumulator && !carry_in_accumulator_applies(original, s)) {
+    fail(
+        "carry_in_accumulator=true needs carried=registers and exactly one carried tile other than the "
+        "anchor, but carried=" +
+        std::string(value_home_name(s.carried)) + " and " + std::to_string(plan.carried_tiles.size()) +
+        " carried tile(s)");
+  }
   if (s.prefetch_inputs && !prefetch_inputs_apply(plan)) {
     fail("prefetch_inputs=true without an input read per element whose rows are 16-byte aligned (N=" +
          std::to_string(plan.anchor.n) + ")");
@@ -273,18 +320,20 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     }
   }
   if (!plan.carried_tiles.empty() && s.carried == ValueHome::kRegisters) {
-    // Each consumer warpgroup keeps its own tiles: ping-pong splits a CTA's tiles between two of them.
-    const std::int64_t tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
-    // (Unless they take alternate row blocks, each with all the CTA's tiles.)
-    const std::int64_t tiles_per_warpgroup = s.warp_roles == WarpRoles::kPingPong && !s.alternate_row_blocks()
-                                                 ? ceil_div(tiles_per_cta, 2)
-                                                 : tiles_per_cta;
-    if (tiles_per_warpgroup > 1) {
+    // Each consumer warpgroup keeps its own tiles.
+    const std::int64_t held = tiles_per_warpgroup(plan, s);
+    if (held > 1) {
       fail("carried tiles in registers need one column tile per consumer warpgroup, but N=" +
-           std::to_string(a.n) + " at BN=" + std::to_string(s.bn) +
-           " and cluster_n=" + std::to_string(s.cluster_n) + " gives " + std::to_string(tiles_per_warpgroup) +
-           ": use carried=l2_stash");
+           std::to_string(a.n) + " at BN=" + std::to_string(s.bn) + " and cluster_n=" +
+           std::to_string(s.cluster_n) + " gives " + std::to_string(held) + ": use carried=l2_stash");
     }
+  }
+  if (s.tma_inputs && !tma_inputs_apply(plan, s)) {
+    fail(
+        "tma_inputs=true needs row reductions, carried=registers with one column tile per consumer "
+        "warpgroup, a 16-bit input read per element or per column, and N a multiple of 8 (N=" +
+        std::to_string(a.n) + ", carried=" + std::string(value_home_name(s.carried)) + ", " +
+        std::to_string(tiles_per_warpgroup(plan, s)) + " tile(s) per warpgroup)");
   }
   const int registers = accumulator_registers(plan, s);
   if (registers > limits.registers_per_consumer_thread - 64) {
@@ -293,11 +342,14 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          std::to_string(limits.registers_per_consumer_thread) + " for the epilogue");
   }
   const std::int64_t stash_bytes = shared_stash_bytes(plan, s);
-  const std::int64_t shared_bytes = s.shared_memory_bytes(row_reductions_per_stage(plan)) + stash_bytes;
+  const std::int64_t staged_bytes = staged_input_bytes(plan, s);
+  const std::int64_t shared_bytes =
+      s.shared_memory_bytes(row_reductions_per_stage(plan)) + stash_bytes + staged_bytes;
   if (shared_bytes > limits.max_shared_memory_per_block) {
     fail(std::to_string(shared_bytes) + " bytes of shared memory (stages=" + std::to_string(s.stages) +
          ", BM=" + std::to_string(s.bm) + ", BN=" + std::to_string(s.bn) +
          (stash_bytes > 0 ? ", carried tiles " + std::to_string(stash_bytes) : std::string()) +
+         (staged_bytes > 0 ? ", staged inputs " + std::to_string(staged_bytes) : std::string()) +
          ") exceed the target's " + std::to_string(limits.max_shared_memory_per_block));
   }
 }
@@ -362,7 +414,10 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"one_pass_variance", &Schedule::one_pass_variance},
                                             {"prefetch_inputs", &Schedule::prefetch_inputs},
                                             {"online_softmax", &Schedule::online_softmax},
-                                            {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait}};
+                                            {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait},
+                                            {"carry_in_accumulator", &Schedule::carry_in_accumulator},
+                                            {"tma_inputs", &Schedule::tma_inputs},
+                                            {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive}};
   return kKnobs;
 }
 

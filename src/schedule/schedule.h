@@ -85,6 +85,19 @@ struct Schedule {
   // cluster-scope reads and acquires once, with a cluster-scope fence, after the phase completes (the
   // acquiring poll invalidates L1 on every spin). Written to JSON only when true.
   bool relaxed_exchange_wait = false;
+  // Plans carrying one tile other than the anchor in registers: the carried value is written over the
+  // accumulator element it was computed from (the anchor is read in the first stage only), so that the tile
+  // costs no registers of its own and BN=256 fits beside the epilogue. Written to JSON only when true.
+  bool carry_in_accumulator = false;
+  // Reduction plans whose consumer warpgroups each hold one column tile of a row block: the producer loads
+  // each tile's 16-bit inputs read per element or per column (residual, bias, gamma) with TMA into a
+  // double-buffered shared-memory slot while the operands stream, and the epilogue reads them from there
+  // instead of from global memory after the mainloop. Written to JSON only when true.
+  bool tma_inputs = false;
+  // Plans combining row partials across a cluster: a thread signals its peers with relaxed arrivals after one
+  // cluster-scope fence, instead of an arrival with release semantics per peer (each a memory barrier).
+  // Written to JSON only when true.
+  bool fenced_exchange_arrive = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -135,6 +148,27 @@ bool one_pass_variance_applies(const FusionPlan& plan);
 
 /// Whether online_softmax changes the kernel of `plan`: it holds a rescaled sum (find_rescaled_sums).
 bool online_softmax_applies(const FusionPlan& plan);
+
+/// Whether carry_in_accumulator changes the kernel of `plan` under `s`: carried=registers, and the plan
+/// `s` runs (effective_plan) carries exactly one tile, not the anchor.
+bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s);
+
+/// Whether tma_inputs stages `input`: 16 bits, read per element or per column.
+bool tma_staged(const EpilogueInput& input);
+
+/// Whether tma_inputs applies to `plan` under `s`: row reductions, each consumer warpgroup holding one column
+/// tile of a row block with carried tiles in registers (tiles_per_warpgroup), a staged input, and N a
+/// multiple of 8 (TMA needs 16-byte row strides).
+bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Column tiles each consumer warpgroup holds of a row block: a CTA's tiles, split between ping-pong
+/// warpgroups that share rows.
+std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s);
+
+/// Bytes of shared memory for tma_inputs: two slots, each with every staged input's tile in 64-column boxes
+/// (BM rows per element-wise input, one row per column vector, 1024-byte aligned), and the slots' four
+/// mbarriers (0 without the knob).
+std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

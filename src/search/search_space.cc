@@ -113,7 +113,9 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
   if (!schedule::prefetch_inputs_apply(plan)) s.prefetch_inputs = false;
   if (!schedule::online_softmax_applies(plan)) s.online_softmax = false;
-  if (s.cluster_n == 1) s.relaxed_exchange_wait = false;
+  if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
+  if (!schedule::carry_in_accumulator_applies(plan, s)) s.carry_in_accumulator = false;
+  if (!schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s)) s.tma_inputs = false;
   return s;
 }
 

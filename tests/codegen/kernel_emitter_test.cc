@@ -170,6 +170,9 @@ std::vector<std::string> param_names(const KernelSource& kernel) {
       case KernelParam::Kind::kTmaOut:
         names.push_back("tma_out:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
         break;
+      case KernelParam::Kind::kTmaIn:
+        names.push_back("tma_in:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
+        break;
     }
   }
   return names;
@@ -504,6 +507,102 @@ TEST(KernelEmitter, RelaxedExchangeWaitPollsRelaxedAndFencesOnce) {
   // One CTA a row: nothing to wait for across a cluster, and the knob is refused.
   s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
   s.relaxed_exchange_wait = true;
+  EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
+}
+
+TEST(KernelEmitter, CarryInAccumulatorWritesTheCarriedTileOverTheAccumulator) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);  // carries 'summed'
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  const std::string own = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(own, "float carry_summed[BN / 2];"));
+  EXPECT_TRUE(contains(own, "carry_summed[i] = v_summed;"));
+  s.carry_in_accumulator = true;
+  const std::string over = emit_kernel(ln, s, kKey).source;
+  EXPECT_FALSE(contains(over, "carry_summed"));
+  // Written after the element's last read of the accumulator, read back in the last stage.
+  const std::size_t read = over.find("const float v_biased = (acc[i]");
+  const std::size_t write = over.find("acc[i] = v_summed;");
+  ASSERT_NE(read, std::string::npos);
+  ASSERT_NE(write, std::string::npos);
+  EXPECT_LT(read, write);
+  EXPECT_TRUE(contains(over.substr(over.find("// ---- stage 1 ----")), "((acc[i] - row_ln_mean[h])"));
+  // BN=256 over a cluster of 4: illegal with a fragment of its own (256 registers), legal over the
+  // accumulator.
+  s = cluster_schedule(128, 256, 4, ValueHome::kRegisters);
+  s.stages = 3;
+  EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
+  s.carry_in_accumulator = true;
+  EXPECT_NO_THROW(emit_kernel(ln, s, kKey));
+  // The carried tile is re-read from a stash: the knob is refused.
+  s.carried = ValueHome::kL2Stash;
+  EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
+}
+
+TEST(KernelEmitter, TmaInputsStagesTheResidualAndVectorsInSharedMemory) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  s.tma_inputs = true;
+  const KernelSource kernel = emit_kernel(ln, s, kKey);
+  // A map per staged input: the residual in boxes of BM rows, the vectors as one row.
+  EXPECT_EQ(param_names(kernel), (std::vector<std::string>{"tma_a:X", "tma_b:W", "in:b", "in:R", "in:gamma",
+                                                           "in:beta", "out:Y", "tma_in:b/1", "tma_in:R/128",
+                                                           "tma_in:gamma/1", "tma_in:beta/1", "stash"}));
+  const std::string& source = kernel.source;
+  // Two slots of 1024 + 32768 + 1024 + 1024 bytes; the TMA writes 4 x 256 bytes of vectors and 32768 of R.
+  EXPECT_TRUE(contains(source, "constexpr u32 IN_SLOT_BYTES = 35840, IN_TX_BYTES = 33536, IN_BOXES = 2;"));
+  EXPECT_EQ(kernel.launch.shared_bytes,
+            emit_kernel(ln, cluster_schedule(128, 128, 8, ValueHome::kRegisters), kKey).launch.shared_bytes +
+                2 * 35840 + 32);
+  // The producer fills the slot before the tile's K blocks; the consumers wait after the mainloop and
+  // release after the last stage.
+  const std::size_t produce = source.find("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
+  ASSERT_NE(produce, std::string::npos);
+  EXPECT_LT(produce, source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", source.find("regs_decrease<")));
+  EXPECT_TRUE(contains(source,
+                       "tma_load_2d(dst + 1024 + b * BM * 128, &tma_in_R, &in_full[slot], "
+                       "tiles.n_tile(t) * BN + 64 * b, tiles.m_block * BM);"));
+  const std::size_t wait = source.find("mbar_wait(&in_full[in_slot], (t >> 1) & 1);");
+  const std::size_t read_r =
+      source.find("lds_u16(in_tile + 1024 + ((i >> 5) * BM + local_row0 + 8 * h) * 128");
+  const std::size_t read_gamma = source.find("lds_u16(in_tile + 34816 + (i >> 5) * 128");
+  const std::size_t release = source.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);");
+  ASSERT_NE(wait, std::string::npos);
+  ASSERT_NE(read_r, std::string::npos);
+  ASSERT_NE(read_gamma, std::string::npos);
+  ASSERT_NE(release, std::string::npos);
+  EXPECT_LT(source.find("wgmma_wait<0>();"), wait);
+  EXPECT_LT(wait, read_r);
+  EXPECT_LT(read_r, read_gamma);
+  EXPECT_LT(read_gamma, release);
+  EXPECT_FALSE(contains(source, "in_R[(size_t)grow * N + gcol]"));
+  // Carried tiles in the L2 stash (several tiles a warpgroup) or N not a multiple of 8: refused.
+  s.carried = ValueHome::kL2Stash;
+  EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
+  s.carried = ValueHome::kRegisters;
+  EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 1004), s, kKey), CompileError);
+}
+
+TEST(KernelEmitter, FencedExchangeArriveReleasesOnceForAllPeers) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  const std::string releasing = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(releasing, "mbar_arrive_cluster(map_to_rank(&xbar[buf], peer));"));
+  EXPECT_FALSE(contains(releasing, "mbar_arrive_cluster_relaxed"));
+  s.fenced_exchange_arrive = true;
+  const std::string fenced = emit_kernel(ln, s, kKey).source;
+  EXPECT_FALSE(contains(fenced, "mbar_arrive_cluster(map_to_rank"));
+  EXPECT_TRUE(contains(fenced, "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];"));
+  // Every partial stored to every peer, then the fence, then the arrivals.
+  const std::size_t store = fenced.rfind("st_cluster_f32(map_to_rank(&xch[");
+  const std::size_t fence = fenced.find(R"(asm volatile("fence.acq_rel.cluster;" ::: "memory");)", store);
+  const std::size_t arrive =
+      fenced.find("mbar_arrive_cluster_relaxed(map_to_rank(&xbar[buf], peer));", store);
+  ASSERT_NE(fence, std::string::npos);
+  ASSERT_NE(arrive, std::string::npos);
+  EXPECT_LT(fence, arrive);
+  EXPECT_LT(arrive, fenced.find("mbar_wait_cluster(&xbar[buf], parity);", store));
+  s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);
+  s.fenced_exchange_arrive = true;
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
 }
 

@@ -242,6 +242,24 @@ TEST(ScheduleErrors, Budgets) {
       legality_error(rms, [](Schedule& s) { s.prefetch_inputs = true; }),
       "schedule for 'mm': prefetch_inputs=true without an input read per element whose rows are 16-byte "
       "aligned (N=256)");
+  EXPECT_EQ(legality_error(rms,
+                           [](Schedule& s) {
+                             s.carried = ValueHome::kL2Stash;
+                             s.carry_in_accumulator = true;
+                           }),
+            "schedule for 'mm': carry_in_accumulator=true needs carried=registers and exactly one carried "
+            "tile other than the anchor, but carried=l2_stash and 1 carried tile(s)");
+  EXPECT_EQ(legality_error(rms,
+                           [](Schedule& s) {
+                             s.carried = ValueHome::kL2Stash;
+                             s.tma_inputs = true;
+                           }),
+            "schedule for 'mm': tma_inputs=true needs row reductions, carried=registers with one column tile "
+            "per consumer warpgroup, a 16-bit input read per element or per column, and N a multiple of 8 "
+            "(N=256, carried=l2_stash, 2 tile(s) per warpgroup)");
+  EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.fenced_exchange_arrive = true; }),
+            "schedule for 'mm': fenced_exchange_arrive=true without a cluster exchange of row partials "
+            "(cluster_n=1)");
   EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.relaxed_exchange_wait = true; }),
             "schedule for 'mm': relaxed_exchange_wait=true without a cluster exchange of row partials "
             "(cluster_n=1)");

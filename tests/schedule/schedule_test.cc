@@ -202,6 +202,9 @@ TEST(Schedule, AccumulatorRegisters) {
   EXPECT_EQ(accumulator_registers(gemm, s), 128);
   s.bn = 128;
   EXPECT_EQ(accumulator_registers(rms, s), 128);
+  s.carry_in_accumulator = true;  // 'biased' written over the accumulator
+  EXPECT_EQ(accumulator_registers(rms, s), 64);
+  s.carry_in_accumulator = false;
   s.carried = ValueHome::kL2Stash;
   EXPECT_EQ(accumulator_registers(rms, s), 64);
 }

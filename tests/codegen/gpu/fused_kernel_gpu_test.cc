@@ -307,6 +307,44 @@ std::vector<Case> cases() {
         return plan.has_reductions() && s.cluster_n > 1;
       },
       [](Schedule& s) { s.relaxed_exchange_wait = true; });
+  // Wide register rows: BN=256 over a cluster of 4 fits only with the carried tile over the accumulator
+  // (tails in M, K and N; persistent clusters walk several row blocks).
+  for (const std::string& w : reducing) {
+    Schedule wide;
+    wide.bn = 256;
+    wide.stages = 3;
+    wide.cluster_n = 4;
+    wide.reduction = ReductionPlacement::kCluster;
+    wide.carry_in_accumulator = true;
+    const Case probe{w, {{"M", 4500}, {"K", 72}, {"N", 1000}}, wide, ""};
+    if (!legal(schedule::plan_fusion(build(probe)), wide)) continue;
+    result.push_back({w, probe.shape, wide, "coop_cluster4_bn256_carry_in_accumulator/M4500_N1000", 5000});
+    wide.persistent = true;
+    result.push_back(
+        {w, probe.shape, wide, "persistent_coop_cluster4_bn256_carry_in_accumulator/M4500_N1000", 5000});
+  }
+  // Every case whose one carried tile lives in registers, with it written over the accumulator.
+  add_variants(
+      result, result.size(), "carry_in_accumulator_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return !s.carry_in_accumulator && schedule::carry_in_accumulator_applies(plan, s);
+      },
+      [](Schedule& s) { s.carry_in_accumulator = true; });
+  add_variants(
+      result, before, "fenced_exchange_arrive_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return plan.has_reductions() && s.cluster_n > 1;
+      },
+      [](Schedule& s) { s.fenced_exchange_arrive = true; });
+  // Every case whose warpgroups each hold one column tile of a row block, with the residual, bias and
+  // gamma/beta tiles staged in shared memory by the producer (with and without the carried tile over the
+  // accumulator).
+  add_variants(
+      result, result.size(), "tma_inputs_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s);
+      },
+      [](Schedule& s) { s.tma_inputs = true; });
   add_variants(
       result, result.size(), "prefetch_inputs_",
       [](const schedule::FusionPlan& plan, const Schedule&) { return schedule::prefetch_inputs_apply(plan); },

@@ -1,0 +1,120 @@
+// Epilogue inputs staged in shared memory by the producer with TMA (schedule knob tma_inputs).
+#include "codegen/staged_inputs.h"
+
+#include <algorithm>
+
+namespace comfuse::codegen {
+
+using schedule::Broadcast;
+
+StagedInputs::StagedInputs(const schedule::FusionPlan& plan, const schedule::Schedule& schedule)
+    : schedule_(schedule) {
+  if (!schedule.tma_inputs) return;
+  const std::int64_t boxes = (schedule.bn + 63) / 64;
+  for (const schedule::EpilogueInput& input : plan.epilogue_inputs) {
+    if (!schedule::tma_staged(input)) continue;
+    const int rows = input.broadcast == Broadcast::kFull ? schedule.bm : 1;
+    inputs_.push_back({input.tensor, input.broadcast, rows, slot_bytes_});
+    slot_bytes_ += (boxes * rows * 128 + 1023) / 1024 * 1024;
+    tx_bytes_ += boxes * rows * 128;
+  }
+}
+
+bool StagedInputs::staged(const te::Tensor& input) const {
+  return std::any_of(inputs_.begin(), inputs_.end(),
+                     [&](const Input& in) { return in.tensor.same_as(input); });
+}
+
+std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast) const {
+  const auto it =
+      std::find_if(inputs_.begin(), inputs_.end(), [&](const Input& in) { return in.tensor.same_as(input); });
+  // Fragment element i of the thread lies in box i >> 5, at 16-byte piece (i >> 2) & 7 of its line, bytes
+  // (lane & 3) * 4 + (i & 1) * 2 into the piece. An element-wise input's line is the thread's row of the tile
+  // (local_row0 + 8 h, whose low three bits are lane >> 2, since BM is a multiple of 8); a vector's is the
+  // box.
+  const bool full = broadcast == Broadcast::kFull;
+  const std::string line = full ? "((i >> 5) * BM + local_row0 + 8 * h)" : "(i >> 5)";
+  const std::string swizzle = full ? "(lane >> 2)" : "((i >> 5) & 7)";
+  const std::string element = "lds_u16(in_tile + " + std::to_string(it->offset) + " + " + line +
+                              " * 128 + ((((i >> 2) & 7) ^ " + swizzle +
+                              ") << 4) + (lane & 3) * 4 + (i & 1) * 2)";
+  const std::string convert = input.dtype() == te::DType::bf16 ? "bf16_to_f32(" : "f16_to_f32(";
+  return "(" + std::string(full ? "inb" : "gcol < N") + " ? " + convert + element + ") : 0.0f)";
+}
+
+std::vector<std::pair<te::Tensor, int>> StagedInputs::boxes() const {
+  std::vector<std::pair<te::Tensor, int>> result;
+  for (const Input& in : inputs_) result.emplace_back(in.tensor, in.rows);
+  return result;
+}
+
+void StagedInputs::helpers(CodeStream& out) const {
+  if (empty()) return;
+  out.line(
+      "// A 16-bit load from a shared-memory address. Volatile: it stays after the wait on its slot (32-bit");
+  out.line("// addresses keep the epilogue's register count where generic pointers would spill).");
+  out.open("__device__ __forceinline__ u16 lds_u16(u32 address)");
+  out.line("u16 v;");
+  out.line(R"(asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(address));)");
+  out.line("return v;");
+  out.close();
+  out.line();
+}
+
+void StagedInputs::carve(CodeStream& out) const {
+  std::string layout;
+  for (const Input& in : inputs_) {
+    layout += (layout.empty() ? "" : ", ") + in.tensor.name() + " at " + std::to_string(in.offset);
+  }
+  out.line("constexpr u32 IN_SLOT_BYTES = " + std::to_string(slot_bytes_) +
+           ", IN_TX_BYTES = " + std::to_string(tx_bytes_) +
+           ", IN_BOXES = " + std::to_string((schedule_.bn + 63) / 64) + ";  // staged inputs: " + layout);
+  out.line(
+      "unsigned char* sIn = (unsigned char*)(sB + STAGES * BN * BK);  // [2][IN_SLOT_BYTES] staged inputs");
+  out.line("u64* in_full = (u64*)(sIn + 2 * IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
+  out.line("u64* in_empty = in_full + 2;                     // the slot's readers are done with it");
+}
+
+void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) const {
+  out.open("for (int s = 0; s < 2; ++s)");
+  out.line("mbar_init(&in_full[s], 1);");
+  out.line("mbar_init(&in_empty[s], 4 * " + readers + ");  // every warp of the tile's warpgroups");
+  out.close();
+}
+
+void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::string& m_block,
+                           const std::string& n_tile) const {
+  out.line("// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
+  out.open("");
+  out.line("const int slot = " + tile + " & 1;");
+  out.line("mbar_wait(&in_empty[slot], ((" + tile + " >> 1) & 1) ^ 1);");
+  out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
+  out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
+  out.open("for (int b = 0; b < IN_BOXES; ++b)");
+  for (const Input& in : inputs_) {
+    const bool full = in.broadcast == Broadcast::kFull;
+    out.line("tma_load_2d(dst + " + std::to_string(in.offset) + " + b * " + (full ? "BM * 128" : "128") +
+             ", &tma_in_" + in.tensor.name() + ", &in_full[slot], " + n_tile + " * BN + 64 * b, " +
+             (full ? m_block + " * BM" : std::string("0")) + ");");
+  }
+  out.close();
+  out.close();
+}
+
+void StagedInputs::declare(CodeStream& out) const {
+  out.line("u32 in_tile = smem_addr(sIn);  // the slot of the tile in hand (tma_inputs), a shared address");
+  out.line("int in_slot = 0;");
+}
+
+void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
+  out.line("in_slot = " + tile + " & 1;");
+  out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
+  out.line("mbar_wait(&in_full[in_slot], (" + tile + " >> 1) & 1);  // the tile's staged inputs");
+}
+
+void StagedInputs::release(CodeStream& out) const {
+  out.line("__syncwarp();");
+  out.line("if (lane == 0) mbar_arrive(&in_empty[in_slot]);  // this warp has read the tile's staged inputs");
+}
+
+}  // namespace comfuse::codegen

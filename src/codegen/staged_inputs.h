@@ -1,0 +1,69 @@
+// Epilogue inputs staged in shared memory by the producer (schedule knob tma_inputs): each tile's 16-bit
+// inputs read per element (a residual) or per column (bias, gamma) are loaded with TMA into one of two
+// shared-memory slots while the tile's operands stream, so that the epilogue reads them from shared memory
+// instead of waiting on global loads after the mainloop.
+//
+// Protocol, per tile c of the CTA's sequence (the producer's and the consumers' tile counter): slot c & 1,
+// phase (c >> 1) & 1. The producer waits for the slot's `in_empty` (the tile two before released it), arms
+// `in_full` with the slot's bytes and issues one TMA box per input and 64 columns. A consumer warpgroup waits
+// on `in_full` after its mainloop and, once its last stage has read the tile, each of its warps arrives on
+// `in_empty`.
+//
+// Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
+// (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input
+// 1024-byte aligned. A vector [N] is one row.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/code_stream.h"
+#include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
+
+namespace comfuse::codegen {
+
+class StagedInputs {
+ public:
+  /// The staged inputs of `plan` under `schedule` (none without tma_inputs).
+  StagedInputs(const schedule::FusionPlan& plan, const schedule::Schedule& schedule);
+
+  bool empty() const { return inputs_.empty(); }
+  /// Whether `input` is read from its slot.
+  bool staged(const te::Tensor& input) const;
+  /// Fragment element i of a staged input (in the element loop: i, h, local_row0 and lane in scope), as a
+  /// float expression (0 out of bounds).
+  std::string read(const te::Tensor& input, schedule::Broadcast broadcast) const;
+
+  /// The rows of each input's box: BM for element-wise inputs, 1 for vectors (the launch's TMA maps).
+  std::vector<std::pair<te::Tensor, int>> boxes() const;
+
+  /// `lds_u16`, the staged reads' load.
+  void helpers(CodeStream& out) const;
+  /// The slots after the operand ring (`sIn`), their layout constants and their barriers; the ring's
+  /// barriers follow `in_empty + 2`.
+  void carve(CodeStream& out) const;
+  void init_barriers(CodeStream& out, const std::string& readers) const;
+  /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
+  void produce(CodeStream& out, const std::string& tile, const std::string& m_block,
+               const std::string& n_tile) const;
+  /// Consumer side: the per-input pointers and the slot variable; the wait after the mainloop of tile
+  /// `tile`; the release after the tile's last read.
+  void declare(CodeStream& out) const;
+  void wait(CodeStream& out, const std::string& tile) const;
+  void release(CodeStream& out) const;
+
+ private:
+  struct Input {
+    te::Tensor tensor;
+    schedule::Broadcast broadcast;
+    int rows;             // of each box
+    std::int64_t offset;  // bytes from the slot's start
+  };
+  const schedule::Schedule& schedule_;
+  std::vector<Input> inputs_;
+  std::int64_t slot_bytes_ = 0;  // with alignment
+  std::int64_t tx_bytes_ = 0;    // the boxes TMA writes, per tile
+};
+
+}  // namespace comfuse::codegen
