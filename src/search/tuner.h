@@ -70,7 +70,7 @@ void keep_record(TuningRecord record, const TuneOptions& options, std::vector<Tu
 
 /// The result of a tuning run over `records`: the winner by select_best, the counts of `progress` and the
 /// wall time. Throws CompileError "no <what> of <tried> for workload <key> ran correctly" with the first
-/// three failures when no record is ok.
+/// three failures when no record is ok, and one saying that the time budget ran out when there is no record.
 TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgress& progress, double seconds,
                       const std::string& what, std::size_t tried, const std::string& key);
 

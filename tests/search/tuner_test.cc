@@ -161,6 +161,20 @@ TEST(Tuner, NoCorrectCandidateIsACompileErrorListingFailures) {
   }
 }
 
+TEST(Tuner, NoRecordAtAllSaysTheTimeBudgetRanOut) {
+  TuneProgress progress;
+  progress.compiled = 2;
+  try {
+    finish_run({}, progress, 14.93, "candidate", 3, "sha256:ab");
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& error) {
+    EXPECT_STREQ(
+        error.what(),
+        "no candidate of 3 for workload sha256:ab was measured: the time budget ran out after 14.9 s "
+        "with 2 compiled; give the run more seconds");
+  }
+}
+
 TEST(Tuner, InjectsFaultsIntoTheChosenCandidates) {
   const te::Program program = suite_post_layernorm();
   SimulatedMeasurer measurer(schedule::plan_fusion(program));
