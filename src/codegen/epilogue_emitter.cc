@@ -108,8 +108,8 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
   return false;
 }
 
-std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) const {
-  if (staged_.staged(input)) return staged_.read(input, broadcast);
+std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, bool interior) const {
+  if (staged_.staged(input)) return staged_.read(input, broadcast, interior);
   if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
     const std::string pair = "lp_" + input.name();
     if (input.dtype() == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
@@ -145,6 +145,7 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast) 
     case te::DType::boolean:
       break;
   }
+  if (interior && broadcast != Broadcast::kColumn) return value;  // grow < M and gcol < N hold
   return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
 }
 
@@ -186,7 +187,7 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
 
 // At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
 // value the stage does not use are left to the compiler to drop.
-void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage) const {
+void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior) const {
   if (!loads_in_pairs()) return;
   out.open("if ((i & 1) == 0)");
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
@@ -194,7 +195,7 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage) const {
     const std::string& param = params_.at(input.tensor.get());
     const bool full = input.broadcast == Broadcast::kFull;
     const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
-    const std::string guard = full ? "inb" : "gcol < N";
+    const std::string guard = full || interior ? "inb" : "gcol < N";
     const bool f32 = input.tensor.dtype() == te::DType::f32;
     out.line("lp_" + input.tensor.name() + " = " + guard + " ? *(const " + (f32 ? "float2" : "u32") + "*)&" +
              param + "[" + index + "] : " + (f32 ? "make_float2(0.0f, 0.0f)" : "0u") + ";");
@@ -264,7 +265,7 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
     bindings.vars[t->axes[0].get()] = "grow";
     for (const te::Tensor& source : te::Program::reads_of(t)) {
       if (source.is_placeholder()) {
-        bindings.reads[source.get()] = load(source, Broadcast::kColumn);
+        bindings.reads[source.get()] = load(source, Broadcast::kColumn, false);
       } else {
         bindings.reads[source.get()] = "row_" + source.name() + "[h]";
       }
@@ -371,17 +372,32 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
 }
 
 void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
-  const auto& tensors = plan_.program.tensors();
   const std::vector<Store> stores = stores_of_stage(stage);
   if (stores_in_pairs()) {
     for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
   declare_pair_loads(out, stage);
+  if (!schedule_.interior_tiles) {
+    element_body(out, stage, stores, false);
+    return;
+  }
+  out.open("if (m0 + BM <= M && n0 + BN <= N)");
+  out.line("// The tile lies inside the matrix: the same loop without bounds tests.");
+  element_body(out, stage, stores, true);
+  out.close();
+  out.open("else");
+  element_body(out, stage, stores, false);
+  out.close();
+}
+
+void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector<Store>& stores,
+                                   bool interior) const {
+  const auto& tensors = plan_.program.tensors();
   auto element_coordinates = [&] {
     out.line("const int h = (i >> 1) & 1;");
     out.line("const int grow = m0 + local_row0 + 8 * h;");
     out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
-    out.line("const bool inb = grow < M && gcol < N;");
+    out.line(interior ? "constexpr bool inb = true;" : "const bool inb = grow < M && gcol < N;");
     out.line("(void)inb;");
   };
   const std::vector<std::size_t> batched = batched_reads(stage);
@@ -416,12 +432,12 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     out.line("const int i = i0 + j;");
   }
   element_coordinates();
-  emit_pair_loads(out, stage);
+  emit_pair_loads(out, stage, interior);
 
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs)
-    base.reads[input.tensor.get()] = load(input.tensor, input.broadcast);
+    base.reads[input.tensor.get()] = load(input.tensor, input.broadcast, interior);
   for (const te::Tensor& t : tensors) {
     if (t.is_placeholder()) continue;
     const Role role = plan_.role(t);
@@ -452,7 +468,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     bindings.vars[slot.owner->axes[0].get()] = "grow";
     bindings.vars[slot.node->axes[0].get()] = "gcol";
     if (slot.centered != nullptr) {
-      centered_update(out, slot, emit_expr(slot.centered->value, bindings));
+      centered_update(out, slot, emit_expr(slot.centered->value, bindings), interior);
       continue;
     }
     if (slot.rescaled != nullptr) {  // x lives in the terms' body, over their axes

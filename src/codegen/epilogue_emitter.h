@@ -54,13 +54,15 @@ class EpilogueEmitter {
     bool staged;          // into the TMA-store epilogue's shared-memory tile (schedule.tma_store)
   };
 
-  std::string load(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  /// An input's element at (grow, gcol), 0 out of bounds; `interior`: the tile lies inside the matrix, no
+  /// test.
+  std::string load(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
   /// With schedule.vector_loads: the inputs read per element or per column and the carried tiles a stage
   /// re-reads from the stash are loaded two columns at a time at the even element into `lp_*` registers.
   bool loads_in_pairs() const;
   bool pair_loadable(const te::Tensor& input, schedule::Broadcast broadcast) const;
   void declare_pair_loads(CodeStream& out, int stage) const;
-  void emit_pair_loads(CodeStream& out, int stage) const;
+  void emit_pair_loads(CodeStream& out, int stage, bool interior) const;
   std::vector<std::size_t> rereads(int stage) const;  // carried tiles (indices) `stage` reads from a stash
   std::vector<std::size_t> stash_reads(int stage) const;  // of those, the ones loaded in pairs
   /// With schedule.batched_reads: the carried tiles (indices) `stage` re-reads from the stash, loaded a chunk
@@ -68,6 +70,9 @@ class EpilogueEmitter {
   std::vector<std::size_t> batched_reads(int stage) const;
   bool stores_in_pairs() const;
   std::vector<Store> stores_of_stage(int stage) const;
+  /// The element loop of `stage` over one tile; `interior` (schedule.interior_tiles, inside a test that the
+  /// tile lies within the matrix): no bounds tests, and a centered sum's shift taken at the first element.
+  void element_body(CodeStream& out, int stage, const std::vector<Store>& stores, bool interior) const;
   void store(CodeStream& out, const Store& st) const;
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.
@@ -75,7 +80,7 @@ class EpilogueEmitter {
   std::string stash_load(std::size_t c) const;  // carried tile c's element i from the stash, 0 out of bounds
   std::vector<Slot> slots_of_stage(int stage) const;
   /// Centered sums: the per-element update, the thread's own (count, mean, M2), and the quad's combine.
-  void centered_update(CodeStream& out, const Slot& slot, const std::string& value) const;
+  void centered_update(CodeStream& out, const Slot& slot, const std::string& value, bool interior) const;
   void centered_finish_thread(CodeStream& out, const Slot& slot) const;
   void centered_quad_combine(CodeStream& out, const Slot& slot) const;
   /// How a merged sum's partial travels and combines: the device function merging a second partial into a

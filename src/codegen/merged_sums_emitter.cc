@@ -113,11 +113,18 @@ void EpilogueEmitter::helpers(CodeStream& out) const {
 }
 
 // Each thread sums its values shifted by its first one (close to the mean, so the squares do not cancel).
-void EpilogueEmitter::centered_update(CodeStream& out, const Slot& slot, const std::string& value) const {
+void EpilogueEmitter::centered_update(CodeStream& out, const Slot& slot, const std::string& value,
+                                      bool interior) const {
   const std::string name = slot_name(slot.stage, slot.index);
   out.open("if (inb)");
   out.line("const float cx = " + value + ";");
-  out.line("if (" + name + "_n[h] == 0.0f) " + name + "_c[h] = cx;");
+  if (interior && schedule::tiles_per_warpgroup(plan_, schedule_) == 1) {
+    // The warpgroup's one tile of the row block, wholly inside: elements 0 and 2 open rows h = 0 and 1.
+    out.line("if ((i & 1) == 0 && i < 4) " + name +
+             "_c[h] = cx;  // the shift: the row's first element here");
+  } else {
+    out.line("if (" + name + "_n[h] == 0.0f) " + name + "_c[h] = cx;");
+  }
   out.line("const float d = cx - " + name + "_c[h];");
   out.line(name + "_s[h] += d;");
   out.line(name + "[h] = fmaf(d, d, " + name + "[h]);");

@@ -25,7 +25,7 @@ bool StagedInputs::staged(const te::Tensor& input) const {
                      [&](const Input& in) { return in.tensor.same_as(input); });
 }
 
-std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast) const {
+std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, bool interior) const {
   const auto it =
       std::find_if(inputs_.begin(), inputs_.end(), [&](const Input& in) { return in.tensor.same_as(input); });
   // Fragment element i of the thread lies in box i >> 5, at 16-byte piece (i >> 2) & 7 of its line, bytes
@@ -39,6 +39,7 @@ std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast) con
                               " * 128 + ((((i >> 2) & 7) ^ " + swizzle +
                               ") << 4) + (lane & 3) * 4 + (i & 1) * 2)";
   const std::string convert = input.dtype() == te::DType::bf16 ? "bf16_to_f32(" : "f16_to_f32(";
+  if (interior) return convert + element + ")";
   return "(" + std::string(full ? "inb" : "gcol < N") + " ? " + convert + element + ") : 0.0f)";
 }
 

@@ -32,8 +32,8 @@ class StagedInputs {
   /// Whether `input` is read from its slot.
   bool staged(const te::Tensor& input) const;
   /// Fragment element i of a staged input (in the element loop: i, h, local_row0 and lane in scope), as a
-  /// float expression (0 out of bounds).
-  std::string read(const te::Tensor& input, schedule::Broadcast broadcast) const;
+  /// float expression (0 out of bounds; `interior`: the tile lies inside the matrix, no test).
+  std::string read(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
 
   /// The rows of each input's box: BM for element-wise inputs, 1 for vectors (the launch's TMA maps).
   std::vector<std::pair<te::Tensor, int>> boxes() const;

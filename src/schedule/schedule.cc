@@ -417,7 +417,8 @@ std::span<const OptionalKnob> optional_knobs() {
                                             {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait},
                                             {"carry_in_accumulator", &Schedule::carry_in_accumulator},
                                             {"tma_inputs", &Schedule::tma_inputs},
-                                            {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive}};
+                                            {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive},
+                                            {"interior_tiles", &Schedule::interior_tiles}};
   return kKnobs;
 }
 

@@ -98,6 +98,10 @@ struct Schedule {
   // cluster-scope fence, instead of an arrival with release semantics per peer (each a memory barrier).
   // Written to JSON only when true.
   bool fenced_exchange_arrive = false;
+  // Every epilogue stage's element loop twice: for tiles wholly inside the matrix without bounds tests (and a
+  // centered sum's shift taken at the thread's first element instead of tested at every one), and the tested
+  // loop for the tiles at the matrix's edges. Written to JSON only when true.
+  bool interior_tiles = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with

@@ -606,6 +606,42 @@ TEST(KernelEmitter, FencedExchangeArriveReleasesOnceForAllPeers) {
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
 }
 
+TEST(KernelEmitter, InteriorTilesRunTheElementLoopWithoutBoundsTests) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  s.one_pass_variance = true;
+  const std::string tested = emit_kernel(ln, s, kKey).source;
+  EXPECT_FALSE(contains(tested, "m0 + BM <= M && n0 + BN <= N"));
+  EXPECT_FALSE(contains(tested, "constexpr bool inb = true;"));
+  s.interior_tiles = true;
+  const std::string source = emit_kernel(ln, s, kKey).source;
+  // Stage 0: the interior copy first, then the tested copy for the tiles at the edges.
+  const std::size_t interior = source.find("if (m0 + BM <= M && n0 + BN <= N) {");
+  ASSERT_NE(interior, std::string::npos);
+  const std::size_t edge = source.find("else {", interior);
+  ASSERT_NE(edge, std::string::npos);
+  const std::string inside = source.substr(interior, edge - interior);
+  EXPECT_TRUE(contains(inside, "constexpr bool inb = true;"));
+  EXPECT_FALSE(contains(inside, "grow < M && gcol < N"));
+  EXPECT_FALSE(contains(inside, "gcol < N ?"));
+  EXPECT_FALSE(contains(inside, "grow < M ?"));
+  // The residual read as is; the one-pass shift taken at the rows' first elements, not tested per element.
+  EXPECT_TRUE(contains(inside, "bf16_to_f32(in_R[(size_t)grow * N + gcol])"));
+  EXPECT_TRUE(contains(inside, "if ((i & 1) == 0 && i < 4) red0_1_c[h] = cx;"));
+  EXPECT_FALSE(contains(inside, "red0_1_n[h] == 0.0f"));
+  const std::string outside = source.substr(edge, source.find("// ----", edge) - edge);
+  EXPECT_TRUE(contains(outside, "const bool inb = grow < M && gcol < N;"));
+  EXPECT_TRUE(contains(outside, "if (red0_1_n[h] == 0.0f) red0_1_c[h] = cx;"));
+  // Every stage (two with the variance in one pass) has its two copies.
+  auto count = [&](const std::string& part) {
+    std::size_t n = 0;
+    for (std::size_t at = source.find(part); at != std::string::npos; at = source.find(part, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("// ---- stage "), 2u);
+  EXPECT_EQ(count("if (m0 + BM <= M && n0 + BN <= N) {"), 2u);
+}
+
 TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);

@@ -349,6 +349,12 @@ std::vector<Case> cases() {
       result, result.size(), "prefetch_inputs_",
       [](const schedule::FusionPlan& plan, const Schedule&) { return schedule::prefetch_inputs_apply(plan); },
       [](Schedule& s) { s.prefetch_inputs = true; });
+  // Every case so far once more with the element loops twice, the interior copy without bounds tests (the
+  // tail shapes run both copies, the suite shapes mostly the interior one).
+  add_variants(
+      result, result.size(), "interior_tiles_",
+      [](const schedule::FusionPlan&, const Schedule&) { return true; },
+      [](Schedule& s) { s.interior_tiles = true; });
   return result;
 }
 
