@@ -164,6 +164,10 @@ void write_replayed(const search::ReplayResult& replayed, const std::string& dir
       << record.timestamp << " on " << measured_on.name << ", driver " << measured_on.driver << ", CUDA "
       << measured_on.cuda << ", NVRTC " << measured_on.nvrtc << "\n";
   out << "source     sha256 " << record.source_sha256 << " (the regenerated source matches the log)\n";
+  for (const auto& [name, usage] : files.compiled.kernels) {
+    out << "resources  " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes
+        << " bytes spill stores, " << usage.spill_load_bytes << " bytes spill loads\n";
+  }
   out << "wrote      " << files.source_path << " and " << files.cubin_path << "\n";
 }
 

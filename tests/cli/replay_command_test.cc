@@ -147,6 +147,10 @@ TEST_F(ReplayCommand, WritesTheFastestLoggedKernel) {
   EXPECT_NE(out_.find("'NVIDIA H200' as recorded in the log (--target)"), std::string::npos) << out_;
   EXPECT_NE(out_.find("median     5.0 us (3 samples)"), std::string::npos) << out_;
   EXPECT_NE(out_.find("sha256 " + fast.source_sha256), std::string::npos) << out_;
+  // What ptxas gave the kernel, as the emit command reports it: registers and spills.
+  EXPECT_NE(out_.find("resources  " + name + ": "), std::string::npos) << out_;
+  EXPECT_NE(out_.find(" bytes spill stores, "), std::string::npos) << out_;
+  EXPECT_EQ(out_.find(": -1 registers"), std::string::npos) << out_;  // -1: ptxas's report was not read
 }
 
 TEST_F(ReplayCommand, OtherNvrtcIsRefusedUnlessAllowed) {
