@@ -349,11 +349,14 @@ std::vector<Case> cases() {
       result, result.size(), "prefetch_inputs_",
       [](const schedule::FusionPlan& plan, const Schedule&) { return schedule::prefetch_inputs_apply(plan); },
       [](Schedule& s) { s.prefetch_inputs = true; });
-  // Every case so far once more with the element loops twice, the interior copy without bounds tests (the
-  // tail shapes run both copies, the suite shapes mostly the interior one).
+  // Every case so far whose launch has both kinds of tiles once more with the element loops twice: the tiles
+  // inside the matrix run the copy without bounds tests, those at its edges the tested copy.
   add_variants(
       result, result.size(), "interior_tiles_",
-      [](const schedule::FusionPlan&, const Schedule&) { return true; },
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        const std::int64_t m = plan.anchor.m, n = plan.anchor.n;
+        return m >= s.bm && n >= s.bn && (m % s.bm != 0 || n % s.bn != 0);
+      },
       [](Schedule& s) { s.interior_tiles = true; });
   return result;
 }
