@@ -91,6 +91,13 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   search::GpuTuning tuning(kernel.kernel, 1, isolation);
   search::IsolatedMeasurer& measurer = tuning.measurer();
   const search::GpuWorkload* workload = tuning.gemm_workload();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  // Where a run stands, on stderr as it goes: a run stopped from outside still shows how far it got.
+  std::fprintf(stderr, "%s: %.1fs prepared\n", kernel.name.c_str(), elapsed());
+  options.progress = [&](const search::TuneProgress& p) {
+    std::fprintf(stderr, "%s: %.1fs compiled %d measured %d failed %d records %d\n", kernel.name.c_str(),
+                 elapsed(), p.compiled, p.measured, p.failed, p.records_written);
+  };
   search::TuneResult result = tuning.tune(options);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const std::optional<double> gemm = measurer.gemm_alone_us(50);

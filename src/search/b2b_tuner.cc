@@ -81,6 +81,7 @@ class B2BTuner {
         write(record(c, RecordStatus::kCompileError, c.error.substr(0, 4000), {}));
       }
     }
+    if (options_.progress) options_.progress(progress_);  // compiled, before the first measurement
   }
 
   void measure(const Candidate& c, int repeats) {

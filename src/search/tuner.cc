@@ -190,6 +190,7 @@ class Tuner {
         write(make_record(c, RecordStatus::kCompileError, c.error.substr(0, 4000), {}));
       }
     }
+    if (options_.progress) options_.progress(progress_);  // the batch compiled, before its first measurement
   }
 
   void measure(const Candidate& c, int repeats, bool first_pass) {

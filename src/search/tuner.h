@@ -44,6 +44,8 @@ struct TuneOptions {
   CompileFunction compile;  // empty: KernelCache at its default directory, NVRTC options as compile()'s
   /// The NVRTC options recorded in each record (compiler.options); empty: runtime::nvrtc_options({}).
   std::vector<std::string> compile_options;
+  /// Called after every record written and after every compile batch (so that a run whose compiles or first
+  /// measurement take long shows where it is).
   std::function<void(const TuneProgress&)> progress;
   /// Faults injected into candidates by their ordinal (0-based, in the order candidates are emitted), to
   /// prove containment. Their records carry the status the fault produced.
