@@ -99,7 +99,7 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
                  elapsed(), p.compiled, p.measured, p.failed, p.records_written);
   };
   search::TuneResult result = tuning.tune(options);
-  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double wall = elapsed();
   const std::optional<double> gemm = measurer.gemm_alone_us(50);
   double default_us = 0;  // of the default schedule
   for (const search::TuningRecord& r : result.records) {

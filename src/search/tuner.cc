@@ -249,17 +249,16 @@ class Tuner {
 
 TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgress& progress, double seconds,
                       const std::string& what, std::size_t tried, const std::string& key) {
-  std::vector<const TuningRecord*> all;
-  for (const TuningRecord& r : records) all.push_back(&r);
-  const TuningRecord* best = select_best(all);
-  if (best == nullptr &&
-      records.empty()) {  // the time budget ran out before the first candidate was measured
+  if (records.empty()) {  // the time budget ran out before the first candidate was measured
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, "%.1f", seconds);
     throw CompileError("no " + what + " of " + std::to_string(tried) + " for workload " + key +
                        " was measured: the time budget ran out after " + elapsed + " s with " +
                        std::to_string(progress.compiled) + " compiled; give the run more seconds");
   }
+  std::vector<const TuningRecord*> all;
+  for (const TuningRecord& r : records) all.push_back(&r);
+  const TuningRecord* best = select_best(all);
   if (best == nullptr) {
     std::string failures;
     for (std::size_t i = 0; i < records.size() && i < 3; ++i) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "codegen/source_text.h"
 #include "runtime/nvrtc_compiler.h"
 #include "te/error_of.h"
 #include "te/workloads.h"
@@ -11,17 +12,13 @@
 namespace comfuse::codegen {
 namespace {
 
+using source_text::count;
+
 const std::string kKey = "sha256:b2b0000000000000000000000000000000000000000000000000000000000000";
 
 KernelSource emit(const std::string& workload, const te::Shape& shape, int stages = 4, bool overlap = false) {
   return emit_b2b_kernel(schedule::plan_b2b(te::build_workload(workload, shape)),
                          B2BSchedule{stages, overlap}, kKey);
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 using Workloads = std::vector<std::pair<std::string, te::Shape>>;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "codegen/kernel_source.h"
+#include "codegen/source_text.h"
 #include "codegen/test_programs.h"
 #include "support/error.h"
 
@@ -14,13 +15,11 @@ using schedule::ReductionPlacement;
 using schedule::Schedule;
 using schedule::ValueHome;
 using schedule::WarpRoles;
+using source_text::contains;
+using source_text::count;
 using test_programs::plan_of;
 
 const std::string kKey = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::vector<std::string> lines_of(const std::string& text, std::size_t count) {
   std::vector<std::string> lines;
@@ -633,13 +632,8 @@ TEST(KernelEmitter, InteriorTilesRunTheElementLoopWithoutBoundsTests) {
   EXPECT_TRUE(contains(outside, "const bool inb = grow < M && gcol < N;"));
   EXPECT_TRUE(contains(outside, "if (red0_1_n[h] == 0.0f) red0_1_c[h] = cx;"));
   // Every stage (two with the variance in one pass) has its two copies.
-  auto count = [&](const std::string& part) {
-    std::size_t n = 0;
-    for (std::size_t at = source.find(part); at != std::string::npos; at = source.find(part, at + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count("// ---- stage "), 2u);
-  EXPECT_EQ(count("if (m0 + BM <= M && n0 + BN <= N) {"), 2u);
+  EXPECT_EQ(count(source, "// ---- stage "), 2);
+  EXPECT_EQ(count(source, "if (m0 + BM <= M && n0 + BN <= N) {"), 2);
 }
 
 TEST(KernelEmitter, PrefetchInputsAsksL2ForTheResidualsRowsOfEachTile) {
