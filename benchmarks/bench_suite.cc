@@ -176,7 +176,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) {
+  if (argc < 2 || argv[1][0] == '-') {  // the output file comes first, not a flag
     std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] "
                  "[--log FILE] "
                  "[--b2b-fused] [--clock cupti|events]\n";

@@ -237,7 +237,8 @@ int run(const Args& args) {
 int main(int argc, char** argv) {
   using comfuse::bench::split;
   comfuse::bench::Args args;
-  if (argc < 2) {
+  // The output directory comes first: a flag there (--help included) would otherwise become a directory.
+  if (argc < 2 || argv[1][0] == '-') {
     std::cerr
         << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
            "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]\n";

@@ -57,6 +57,24 @@ std::string shared_stash_slot(std::size_t c) {
   return "sstash[((" + std::to_string(c) + " * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
 }
 
+// A stash element as read from memory, as a float (bf16_stash keeps them as bf16 bits).
+std::string from_stash(const schedule::Schedule& s, const std::string& element) {
+  return s.bf16_stash ? "bf16_to_f32(" + element + ")" : element;
+}
+
+// One of the two stash elements a pair load fetched into `pair` (float2, or two bf16 in a u32), by i's
+// parity.
+std::string stash_pair_element(const schedule::Schedule& s, const std::string& pair) {
+  if (s.bf16_stash) return "bf16_to_f32((u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu))";
+  return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
+}
+
+// A pair load of carried tile c's two neighbouring columns from the L2 stash (zero out of bounds).
+std::string stash_pair_load(const schedule::Schedule& s, const std::string& c) {
+  if (s.bf16_stash) return "inb ? *(const u32*)&stash[" + stash_index(c) + "] : 0u";
+  return "inb ? *(const float2*)&stash[" + stash_index(c) + "] : make_float2(0.0f, 0.0f)";
+}
+
 }  // namespace
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
@@ -182,7 +200,8 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
     out.line(std::string(input.tensor.dtype() == te::DType::f32 ? "float2" : "u32") + " lp_" +
              input.tensor.name() + ";  // this thread's two columns of '" + input.tensor.name() + "'");
   }
-  for (std::size_t c : stash_reads(stage)) out.line("float2 lp_stash" + std::to_string(c) + ";");
+  for (std::size_t c : stash_reads(stage))
+    out.line(std::string(schedule_.bf16_stash ? "u32" : "float2") + " lp_stash" + std::to_string(c) + ";");
 }
 
 // At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
@@ -201,15 +220,15 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior)
              param + "[" + index + "] : " + (f32 ? "make_float2(0.0f, 0.0f)" : "0u") + ";");
   }
   for (std::size_t c : stash_reads(stage)) {
-    out.line("lp_stash" + std::to_string(c) + " = inb ? *(const float2*)&stash[" +
-             stash_index(std::to_string(c)) + "] : make_float2(0.0f, 0.0f);");
+    out.line("lp_stash" + std::to_string(c) + " = " + stash_pair_load(schedule_, std::to_string(c)) + ";");
   }
   out.close();
 }
 
 std::string EpilogueEmitter::stash_load(std::size_t c) const {
-  if (schedule_.carried == ValueHome::kShared) return "(inb ? " + shared_stash_slot(c) + " : 0.0f)";
-  return "(inb ? stash[" + stash_index(std::to_string(c)) + "] : 0.0f)";
+  if (schedule_.carried == ValueHome::kShared)
+    return "(inb ? " + from_stash(schedule_, shared_stash_slot(c)) + " : 0.0f)";
+  return "(inb ? " + from_stash(schedule_, "stash[" + stash_index(std::to_string(c)) + "]") + " : 0.0f)";
 }
 
 std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) const {
@@ -223,7 +242,7 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) 
   const auto c = std::to_string(index);
   if (batched) return "pre" + c + "[j]";
   if (schedule_.carried == ValueHome::kL2Stash && loads_in_pairs()) {
-    return "((i & 1) ? lp_stash" + c + ".y : lp_stash" + c + ".x)";  // zero when !inb
+    return stash_pair_element(schedule_, "lp_stash" + c);  // zero when !inb
   }
   return stash_load(index);
 }
@@ -332,8 +351,9 @@ std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) 
       const te::Tensor& t = plan_.carried_tiles[c];
       if (plan_.stage(t) != stage) continue;
       const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
-      stores.push_back({"(stash + (size_t)" + std::to_string(c) + " * M * N)", te::DType::f32, value,
-                        "pend_stash" + std::to_string(c), true, false});
+      stores.push_back({"(stash + (size_t)" + std::to_string(c) + " * M * N)",
+                        schedule::stash_dtype(schedule_), value, "pend_stash" + std::to_string(c), true,
+                        false});
     }
   }
   return stores;
@@ -417,9 +437,14 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     element_coordinates();
     for (std::size_t c : batched) {
       const std::string pre = "pre" + std::to_string(c);
-      if (paired) {
-        out.line("const float2 p" + std::to_string(c) + " = inb ? *(const float2*)&stash[" +
-                 stash_index(std::to_string(c)) + "] : make_float2(0.0f, 0.0f);");
+      if (paired && schedule_.bf16_stash) {
+        const std::string p = "p" + std::to_string(c);
+        out.line("const u32 " + p + " = " + stash_pair_load(schedule_, std::to_string(c)) + ";");
+        out.line(pre + "[j] = bf16_to_f32((u16)(" + p + " & 0xffffu));");
+        out.line(pre + "[j + 1] = bf16_to_f32((u16)(" + p + " >> 16));");
+      } else if (paired) {
+        out.line("const float2 p" + std::to_string(c) + " = " +
+                 stash_pair_load(schedule_, std::to_string(c)) + ";");
         out.line(pre + "[j] = p" + std::to_string(c) + ".x;");
         out.line(pre + "[j + 1] = p" + std::to_string(c) + ".y;");
       } else {
@@ -491,7 +516,10 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
       const std::string home = schedule_.carry_in_accumulator ? "acc" : "carry_" + t.name();
       out.line(home + "[i] = " + value + ";");
     }
-    if (schedule_.carried == ValueHome::kShared) out.line(shared_stash_slot(c) + " = " + value + ";");
+    if (schedule_.carried == ValueHome::kShared) {
+      out.line(shared_stash_slot(c) + " = " +
+               (schedule_.bf16_stash ? store_value(te::DType::bf16, value) : value) + ";");
+    }
   }
   for (const Store& st : stores) {
     if (st.to_stash) store(out, st);

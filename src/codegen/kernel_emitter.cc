@@ -57,8 +57,8 @@ class KernelEmitter {
       result.params.push_back({KernelParam::Kind::kTmaIn, input, rows});
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
     if (s_.carried == ValueHome::kL2Stash) {
-      result.stash_bytes =
-          static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m * plan_.anchor.n * 4;
+      result.stash_bytes = static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m *
+                           plan_.anchor.n * te::dtype_bytes(schedule::stash_dtype(s_));
     }
     EpilogueEmitter epilogue(plan_, s_, param_names);
     xslots_ = std::max(1, epilogue.max_reductions_per_stage());
@@ -283,7 +283,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
               ",\n    " + memory_element_type(p.tensor.dtype()) + "* __restrict__ out_" + p.tensor.name();
           break;
         case KernelParam::Kind::kStash:
-          params += ",\n    float* __restrict__ stash";
+          params += ",\n    " + memory_element_type(schedule::stash_dtype(s_)) + "* __restrict__ stash";
           break;
         case KernelParam::Kind::kTmaOut:
           params += ",\n    const __grid_constant__ TmaDescriptor tma_out";
@@ -337,8 +337,13 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     if (s_.carried == ValueHome::kShared) {
       const bool pairs = s_.warp_roles == WarpRoles::kPingPong;
-      out.line(std::string("float* sstash = wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0") +
-               ";  // [carried][TILES_PER_CTA][BN / 2][BM * 2] carried tiles, thread-fastest");
+      const std::string at = std::string("wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0");
+      out.line(s_.bf16_stash
+                   ? "u16* sstash = (u16*)(" + at +
+                         ");  // [carried][TILES_PER_CTA][BN / 2][BM * 2] "
+                         "carried tiles as bf16, thread-fastest"
+                   : "float* sstash = " + at +
+                         ";  // [carried][TILES_PER_CTA][BN / 2][BM * 2] carried tiles, thread-fastest");
     }
     out.line("const int warpgroup = threadIdx.x / 128;");
     const std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";

@@ -147,6 +147,16 @@ void EpilogueEmitter::rescaled_update(CodeStream& out, const Slot& slot, const s
   const std::string name = slot_name(slot.stage, slot.index);
   out.open("if (inb)");
   out.line("const float cx = " + value + ";");
+  if (schedule_.branchless_online_update) {
+    // A new maximum rescales the sum by exp(m - cx) and adds exp(0) = 1; otherwise exp(cx - m) is added. Both
+    // are exp(-|cx - m|); -inf (a masked term) adds nothing, and the first finite term finds m = -inf.
+    out.line("const float d = cx - " + name + "_m[h];");
+    out.line("const float e = cx == __int_as_float(0xff800000) ? 0.0f : expf(-fabsf(d));");
+    out.line(name + "[h] = d > 0.0f ? fmaf(" + name + "[h], e, 1.0f) : " + name + "[h] + e;");
+    out.line(name + "_m[h] = fmaxf(" + name + "_m[h], cx);");
+    out.close();
+    return;
+  }
   out.open("if (cx > " + name + "_m[h])");
   out.line(name + "[h] *= expf(" + name + "_m[h] - cx);");
   out.line(name + "_m[h] = cx;");

@@ -112,8 +112,8 @@ std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& s) {
   const std::int64_t tiles_per_cta = ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n);
   // Ping-pong warpgroups walking alternate row blocks each keep their own.
   const int row_blocks_held = s.alternate_row_blocks() ? 2 : 1;
-  return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn * 4 *
-         row_blocks_held;
+  return static_cast<std::int64_t>(plan.carried_tiles.size()) * tiles_per_cta * s.bm * s.bn *
+         te::dtype_bytes(stash_dtype(s)) * row_blocks_held;
 }
 
 bool pair_loadable(const EpilogueInput& input) {
@@ -125,6 +125,14 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s) {
   if (plan.anchor.n % 2 != 0) return false;
   if (s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty()) return true;
   return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), pair_loadable);
+}
+
+bool bf16_stash_applies(const FusionPlan& plan, const Schedule& s) {
+  return !plan.carried_tiles.empty() && (s.carried == ValueHome::kL2Stash || s.carried == ValueHome::kShared);
+}
+
+te::DType stash_dtype(const Schedule& s) {
+  return s.bf16_stash ? te::DType::bf16 : te::DType::f32;
 }
 
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s) {
@@ -252,6 +260,9 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "online_softmax=true but no reduction is a sum of exp(x - m) over a tile computed alone in the stage "
         "after the row value m");
   }
+  if (s.branchless_online_update && !s.online_softmax) {
+    fail("branchless_online_update=true without online_softmax=true: it changes the online softmax's update");
+  }
   const FusionPlan plan = effective_plan(original, s);
   if (s.carry_in_accumulator && !carry_in_accumulator_applies(original, s)) {
     fail(
@@ -296,6 +307,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.tma_store) check_tma_store(plan, s, fail);
   if (s.batched_reads && !batched_reads_apply(plan, s)) {
     fail("batched_reads=true without carried tiles re-read from a stash (carried=" +
+         std::string(value_home_name(s.carried)) + ", " + std::to_string(plan.carried_tiles.size()) +
+         " carried tiles)");
+  }
+  if (s.bf16_stash && !bf16_stash_applies(plan, s)) {
+    fail("bf16_stash=true without carried tiles in a stash (carried=" +
          std::string(value_home_name(s.carried)) + ", " + std::to_string(plan.carried_tiles.size()) +
          " carried tiles)");
   }
@@ -406,19 +422,22 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
 }
 
 std::span<const OptionalKnob> optional_knobs() {
-  static constexpr OptionalKnob kKnobs[] = {{"persistent", &Schedule::persistent},
-                                            {"tma_store", &Schedule::tma_store},
-                                            {"vector_loads", &Schedule::vector_loads},
-                                            {"batched_reads", &Schedule::batched_reads},
-                                            {"deep_reads", &Schedule::deep_reads},
-                                            {"one_pass_variance", &Schedule::one_pass_variance},
-                                            {"prefetch_inputs", &Schedule::prefetch_inputs},
-                                            {"online_softmax", &Schedule::online_softmax},
-                                            {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait},
-                                            {"carry_in_accumulator", &Schedule::carry_in_accumulator},
-                                            {"tma_inputs", &Schedule::tma_inputs},
-                                            {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive},
-                                            {"interior_tiles", &Schedule::interior_tiles}};
+  static constexpr OptionalKnob kKnobs[] = {
+      {"persistent", &Schedule::persistent},
+      {"tma_store", &Schedule::tma_store},
+      {"vector_loads", &Schedule::vector_loads},
+      {"batched_reads", &Schedule::batched_reads},
+      {"deep_reads", &Schedule::deep_reads},
+      {"one_pass_variance", &Schedule::one_pass_variance},
+      {"prefetch_inputs", &Schedule::prefetch_inputs},
+      {"online_softmax", &Schedule::online_softmax},
+      {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait},
+      {"carry_in_accumulator", &Schedule::carry_in_accumulator},
+      {"tma_inputs", &Schedule::tma_inputs},
+      {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive},
+      {"interior_tiles", &Schedule::interior_tiles},
+      {"bf16_stash", &Schedule::bf16_stash, true},
+      {"branchless_online_update", &Schedule::branchless_online_update}};
   return kKnobs;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedule/fusion_plan.h"
+#include "te/dtype.h"
 
 namespace comfuse::schedule {
 
@@ -102,6 +103,16 @@ struct Schedule {
   // centered sum's shift taken at the thread's first element instead of tested at every one), and the tested
   // loop for the tiles at the matrix's edges. Written to JSON only when true.
   bool interior_tiles = false;
+  // Plans re-reading carried tiles from a stash (L2 or shared memory): the stash holds them rounded to bf16
+  // instead of f32, half the bytes written and re-read (and a shared stash fits in half the space). The
+  // unfused pipeline rounds the GEMM's output to bf16 the same way; whether a workload's tolerance allows it
+  // is for the reference check to say (a softmax of large logits does not). Written to JSON only when true.
+  bool bf16_stash = false;
+  // With online_softmax: the running maximum and sum take each element without a branch: one exp of
+  // -|x - max| an element, the sum either rescaled by it (a new maximum) or increased by it, chosen by a
+  // select, so that the update is no longer a data-dependent branch with up to two exps. Written to JSON only
+  // when true.
+  bool branchless_online_update = false;
 
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
@@ -125,12 +136,15 @@ struct Schedule {
 struct OptionalKnob {
   const char* name;
   bool Schedule::*field;
+  /// Whether the knob changes how values round (not only how they move): a candidate with it on may miss a
+  /// workload's tolerance where the same schedule without it meets it.
+  bool rounds = false;
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();
 
 /// Bytes of shared memory the carried tiles take with carried=shared: every carried tile of each of a CTA's
-/// column tiles, f32 (0 with any other value home).
+/// column tiles, f32 or bf16 (stash_dtype; 0 with any other value home).
 std::int64_t shared_stash_bytes(const FusionPlan& plan, const Schedule& schedule);
 
 /// Whether vector_loads loads `input` two columns at a time: 16-bit or f32, read per element or per column.
@@ -142,6 +156,12 @@ bool vector_loads_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Whether batched_reads changes the kernel of `plan` under `s`: carried tiles re-read from a stash.
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
+
+/// Whether bf16_stash changes the kernel of `plan` under `s`: carried tiles in the L2 stash or shared memory.
+bool bf16_stash_applies(const FusionPlan& plan, const Schedule& s);
+
+/// The element type of the stash under `s`: bf16 with bf16_stash, f32 otherwise.
+te::DType stash_dtype(const Schedule& s);
 
 /// Whether prefetch_inputs can change the kernel of `plan`: an input read per element whose rows are 16-byte
 /// aligned (N x its size a multiple of 16 bytes).

@@ -129,11 +129,12 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double compulsory_per_element = bytes_per_element + output_bytes;
   bytes_per_element += (s.tma_store ? 0.3 : 1.0) * output_bytes;
   const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
-  // Each carried tile is written once and read once per later stage that needs it, as f32.
+  // Each carried tile is written once and read once per later stage that needs it, as f32 or bf16.
   // Loaded two columns at a time (vector_loads), re-reads and inputs cost fewer transactions.
   const double load_weight = s.vector_loads ? 0.7 : 1.0;
+  const double stashed = te::dtype_bytes(schedule::stash_dtype(s));
   const double stash_bytes =
-      stashing ? (4.0 + 4.0 * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
+      stashing ? (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
   const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
@@ -179,10 +180,13 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
 }
 
 double CalibratedModel::predict_us(const schedule::Schedule& schedule) const {
-  const double raw = estimate(*plan_, schedule, machine_).total_us;
-  const auto family = families_.find(model_family(*plan_, schedule));
-  const LogSum& fit = family != families_.end() ? family->second : all_;
-  return fit.count == 0 ? raw : raw * std::exp(fit.sum / fit.count);
+  return estimate(*plan_, schedule, machine_).total_us * calibration(model_family(*plan_, schedule));
+}
+
+double CalibratedModel::calibration(const std::string& family) const {
+  const auto found = families_.find(family);
+  const LogSum& fit = found != families_.end() ? found->second : all_;
+  return fit.count == 0 ? 1.0 : std::exp(fit.sum / fit.count);
 }
 
 void CalibratedModel::observe(const schedule::Schedule& schedule, double measured_us) {

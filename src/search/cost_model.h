@@ -54,6 +54,10 @@ class CalibratedModel {
   CalibratedModel(const schedule::FusionPlan& plan, MachineModel machine) : plan_(&plan), machine_(machine) {}
 
   double predict_us(const schedule::Schedule& schedule) const;
+  /// What predict_us multiplies the raw estimate by for schedules of `family` (model_family): the geometric
+  /// mean of the family's measured/estimated ratios, else of all of them, else 1. For callers that keep the
+  /// raw estimates and families of a whole space.
+  double calibration(const std::string& family) const;
   /// Records a measured median for `schedule`.
   void observe(const schedule::Schedule& schedule, double measured_us);
 

@@ -110,9 +110,11 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
   if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
   if (!s.batched_reads) s.deep_reads = false;
+  if (!schedule::bf16_stash_applies(plan, s)) s.bf16_stash = false;
   if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
   if (!schedule::prefetch_inputs_apply(plan)) s.prefetch_inputs = false;
   if (!schedule::online_softmax_applies(plan)) s.online_softmax = false;
+  if (!s.online_softmax) s.branchless_online_update = false;
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
   if (!schedule::carry_in_accumulator_applies(plan, s)) s.carry_in_accumulator = false;
   if (!schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s)) s.tma_inputs = false;

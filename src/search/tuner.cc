@@ -38,10 +38,25 @@ struct Candidate {
   std::string error;  // why it did not compile
 };
 
-std::vector<Schedule> admitted(std::vector<Schedule> space,
-                               const std::function<bool(const Schedule&)>& admit) {
-  if (admit) std::erase_if(space, [&](const Schedule& s) { return !admit(s); });
-  return space;
+// A schedule of the space with what ranking it needs, worked out once: its key, model family and raw
+// estimate (spaces run to 10^5 schedules, ranked again before every batch).
+struct SpaceEntry {
+  Schedule schedule;
+  std::string key;
+  std::string family;
+  double raw_us = 0;
+};
+
+std::vector<SpaceEntry> admitted(const schedule::FusionPlan& plan, const std::vector<Schedule>& space,
+                                 const std::function<bool(const Schedule&)>& admit,
+                                 const MachineModel& machine) {
+  std::vector<SpaceEntry> entries;
+  entries.reserve(space.size());
+  for (const Schedule& s : space) {
+    if (admit && !admit(s)) continue;
+    entries.push_back({s, key_of(s), model_family(plan, s), estimate(plan, s, machine).total_us});
+  }
+  return entries;
 }
 
 class Tuner {
@@ -52,8 +67,8 @@ class Tuner {
         program_(program),
         key_(te::workload_key(program)),
         plan_(schedule::plan_fusion(program)),
-        space_(admitted(schedule_space(plan_, options.limits), options.admit)),
         target_(measurer.target()),
+        space_(admitted(plan_, schedule_space(plan_, options.limits), options.admit, machine_model(target_))),
         model_(plan_, machine_model(target_)),
         start_(Clock::now()) {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
@@ -71,6 +86,11 @@ class Tuner {
       for (Candidate& c : candidates) {
         if (!c.compiled) continue;
         if (past(0.85)) break;
+        if (ruled_out(c.schedule)) {
+          // A rounding knob failed since this batch was planned: the trial goes back to the budget.
+          tried_.erase(key_of(c.schedule));
+          continue;
+        }
         measure(c, options_.repeats, true);
         kept_.emplace(key_of(c.schedule), std::move(c));
       }
@@ -96,24 +116,25 @@ class Tuner {
   int batch_size() const { return std::max(jobs_, 8); }
 
   // Untried schedules of the space, best predicted first (canonical order among equals).
-  std::vector<Schedule> ranked_untried() const {
-    std::vector<std::pair<double, Schedule>> ranked;
-    for (const Schedule& s : space_) {
-      if (!tried_.count(key_of(s))) ranked.emplace_back(model_.predict_us(s), s);
+  std::vector<const SpaceEntry*> ranked_untried() const {
+    std::vector<std::pair<double, const SpaceEntry*>> ranked;
+    for (const SpaceEntry& e : space_) {
+      if (!tried_.count(e.key)) ranked.emplace_back(e.raw_us * model_.calibration(e.family), &e);
     }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<Schedule> out;
-    for (auto& entry : ranked) out.push_back(entry.second);
+    std::vector<const SpaceEntry*> out;
+    for (const auto& entry : ranked) out.push_back(entry.second);
     return out;
   }
 
-  // Adds `s` to `batch` when it is new and the budget allows.
-  void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit) {
+  // Adds `s` to `batch` when it is new and the budget allows; `key`: key_of(s) where the caller has it.
+  void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit,
+            const std::string* key = nullptr) {
     if (batch.size() >= limit || static_cast<int>(batch.size()) >= trials_left()) return;
     if (options_.admit && !options_.admit(s)) return;
-    const std::string key = key_of(s);
-    if (tried_.count(key)) return;
+    if (ruled_out(s)) return;
+    if (tried_.count(key != nullptr ? *key : key_of(s))) return;
     for (const Schedule& b : batch) {
       if (b == s) return;
     }
@@ -122,18 +143,21 @@ class Tuner {
 
   std::vector<Schedule> first_batch() {
     std::vector<Schedule> batch;
-    const std::vector<Schedule> ranked = ranked_untried();
-    if (options_.exhaustive) return ranked;
+    const std::vector<const SpaceEntry*> ranked = ranked_untried();
+    if (options_.exhaustive) {
+      for (const SpaceEntry* e : ranked) batch.push_back(e->schedule);
+      return batch;
+    }
     // Half the trials, but at most two compile batches: under a seconds budget the first measurements must
     // come early, to calibrate the model and to leave a winner when time runs out.
     const std::size_t limit = static_cast<std::size_t>(
         std::min(options_.trials, std::max(batch_size(), std::min(options_.trials / 2, 2 * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
     std::map<std::string, int> per_family;
-    for (const Schedule& s : ranked) {
-      if (per_family[model_family(plan_, s)]++ < 2) take(batch, s, limit);
+    for (const SpaceEntry* e : ranked) {
+      if (per_family[e->family]++ < 2) take(batch, e->schedule, limit, &e->key);
     }
-    for (const Schedule& s : ranked) take(batch, s, limit);
+    for (const SpaceEntry* e : ranked) take(batch, e->schedule, limit, &e->key);
     return batch;
   }
 
@@ -156,7 +180,7 @@ class Tuner {
     std::stable_sort(near.begin(), near.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [predicted, s] : near) take(batch, s, limit / 2 + limit % 2);
-    for (const Schedule& s : ranked_untried()) take(batch, s, limit);
+    for (const SpaceEntry* e : ranked_untried()) take(batch, e->schedule, limit, &e->key);
     return batch;
   }
 
@@ -197,9 +221,22 @@ class Tuner {
     const Measurement m = measurer_.measure(MeasureRequest{c.schedule, &*c.compiled, repeats, std::nullopt});
     if (first_pass) ++progress_.measured;
     if (m.status != RecordStatus::kOk) ++progress_.failed;
+    if (m.status == RecordStatus::kWrongAnswer) rule_out_rounding(c.schedule);
     write(make_record(c, m.status, m.error, m.times_us));
     if (m.status == RecordStatus::kOk && records_.back().median_us) {
       model_.observe(c.schedule, *records_.back().median_us);
+    }
+  }
+
+  bool ruled_out(const Schedule& s) const {
+    return std::any_of(ruled_out_.begin(), ruled_out_.end(),
+                       [&](const schedule::OptionalKnob* knob) { return s.*knob->field; });
+  }
+
+  // A wrong answer from a schedule with knobs that round: the rest of the run goes without them.
+  void rule_out_rounding(const Schedule& s) {
+    for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+      if (knob.rounds && s.*knob.field) ruled_out_.insert(&knob);
     }
   }
 
@@ -232,14 +269,17 @@ class Tuner {
   te::Program program_;
   std::string key_;
   schedule::FusionPlan plan_;
-  std::vector<Schedule> space_;
   runtime::DeviceFingerprint target_;
+  std::vector<SpaceEntry> space_;
   CalibratedModel model_;
   Clock::time_point start_;
   std::vector<std::string> compile_options_;
   int jobs_ = 1;
   int next_ordinal_ = 0;
   std::set<std::string> tried_;
+  // Knobs that round values (OptionalKnob::rounds) and gave a wrong answer: the workload's tolerance does not
+  // allow them, so no further candidate takes them.
+  std::set<const schedule::OptionalKnob*> ruled_out_;
   std::map<std::string, Candidate> kept_;  // measured candidates by schedule, for re-measurement
   std::vector<TuningRecord> records_;
   TuneProgress progress_;

@@ -81,7 +81,10 @@ TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgre
 /// one-knob neighbours of the three fastest schedules and the best untried schedules, ranked by the cost
 /// model calibrated on the measurements so far; until `trials` candidates (or `seconds`) are spent. The
 /// schedules within twice the tie band of the fastest are measured again with `final_repeats` samples; the
-/// winner is select_best over the run's records. Compile errors and failed measurements are records, never
+/// winner is select_best over the run's records. A wrong answer from a schedule with a knob that rounds
+/// (schedule::OptionalKnob::rounds) leaves that knob off for the rest of the run: the workload's tolerance
+/// does not allow it (candidates of the same batch that have it are not measured, and their trials go back
+/// to the budget). Compile errors and failed measurements are records, never
 /// exceptions. Throws CompileError when the program cannot be planned or no candidate ran correctly (with
 /// the first failures).
 TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options = {});

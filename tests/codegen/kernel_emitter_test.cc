@@ -436,6 +436,59 @@ TEST(KernelEmitter, DeepReadsLoadLargerChunksAndStashPairs) {
   EXPECT_FALSE(contains(shared, "const float2 p0"));
 }
 
+TEST(KernelEmitter, Bf16StashHoldsCarriedTilesInHalfTheBytes) {
+  const FusionPlan ln = plan_of("post_layernorm", 127, 72, 258);  // carries one tile
+  Schedule s = cluster_schedule(64, 128, 2, ValueHome::kL2Stash);
+  const KernelSource f32 = emit_kernel(ln, s, kKey);
+  EXPECT_TRUE(contains(f32.source, "float* __restrict__ stash"));
+  s.bf16_stash = true;
+  const KernelSource bf16 = emit_kernel(ln, s, kKey);
+  EXPECT_EQ(bf16.stash_bytes, 127 * 258 * 2);
+  EXPECT_EQ(f32.stash_bytes, 2 * bf16.stash_bytes);
+  EXPECT_TRUE(contains(bf16.source, "u16* __restrict__ stash"));
+  EXPECT_FALSE(contains(bf16.source, "float* __restrict__ stash"));
+  // Written rounded (two columns in one 32-bit store), read back widened.
+  EXPECT_TRUE(contains(bf16.source, "pend_stash0 = f32_to_bf16(v_summed);"));
+  EXPECT_TRUE(contains(bf16.source, "(inb ? bf16_to_f32(stash[((size_t)0 * M + grow) * N + gcol]) : 0.0f)"));
+  // Pair loads: two bf16 in one u32, split by the element's parity.
+  s.vector_loads = true;
+  const std::string pairs = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(contains(pairs, "u32 lp_stash0;"));
+  EXPECT_TRUE(
+      contains(pairs, "lp_stash0 = inb ? *(const u32*)&stash[((size_t)0 * M + grow) * N + gcol] : 0u;"));
+  EXPECT_TRUE(contains(pairs, "bf16_to_f32((u16)((i & 1) ? lp_stash0 >> 16 : lp_stash0 & 0xffffu))"));
+  // Deep reads: the pair as one u32, its halves into the chunk.
+  s.vector_loads = false;
+  s.batched_reads = s.deep_reads = true;
+  s.bn = 256;
+  const std::string deep = emit_kernel(ln, s, kKey).source;
+  EXPECT_TRUE(
+      contains(deep, "const u32 p0 = inb ? *(const u32*)&stash[((size_t)0 * M + grow) * N + gcol] : 0u;"));
+  EXPECT_TRUE(contains(deep, "pre0[j + 1] = bf16_to_f32((u16)(p0 >> 16));"));
+  // In shared memory: the same slots as u16, half the bytes beside the ring.
+  Schedule shared = cluster_schedule(64, 128, 2, ValueHome::kShared);
+  shared.warp_roles = WarpRoles::kPingPong;
+  const KernelSource wide = emit_kernel(ln, shared, kKey);
+  shared.bf16_stash = true;
+  const KernelSource narrow = emit_kernel(ln, shared, kKey);
+  EXPECT_EQ(narrow.stash_bytes, 0);
+  EXPECT_TRUE(contains(narrow.source, "u16* sstash = (u16*)(wgx + 2 * 2 * XSLOTS * BM);"));
+  const std::string slot = "sstash[((0 * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
+  EXPECT_TRUE(contains(narrow.source, slot + " = f32_to_bf16(v_summed);"));
+  EXPECT_TRUE(contains(narrow.source, "(inb ? bf16_to_f32(" + slot + ") : 0.0f)"));
+  EXPECT_EQ(wide.launch.shared_bytes - narrow.launch.shared_bytes, 2 * 64 * 128 * 2);
+  // Registers hold no stash: the knob is illegal there.
+  EXPECT_THROW(emit_kernel(
+                   ln,
+                   [] {
+                     Schedule r = cluster_schedule(64, 128, 4, ValueHome::kRegisters);
+                     r.bf16_stash = true;
+                     return r;
+                   }(),
+                   kKey),
+               CompileError);
+}
+
 TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
@@ -489,6 +542,28 @@ TEST(KernelEmitter, OnlineSoftmaxKeepsTheSumBesideTheMax) {
   EXPECT_FALSE(contains(source, "pre1["));
   // Without a softmax the knob is refused.
   EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 1000), s, kKey), CompileError);
+}
+
+TEST(KernelEmitter, BranchlessOnlineUpdateTakesOneExpAnElementAndASelect) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 64, 1000);
+  Schedule s = cluster_schedule(64, 128, 2, ValueHome::kL2Stash);
+  s.warp_roles = WarpRoles::kPingPong;
+  s.online_softmax = true;
+  const std::string branching = emit_kernel(softmax, s, kKey).source;
+  s.branchless_online_update = true;
+  const std::string source = emit_kernel(softmax, s, kKey).source;
+  EXPECT_FALSE(contains(source, "if (cx > red0_1_m[h])"));
+  EXPECT_FALSE(contains(source, "red0_1[h] *= expf(red0_1_m[h] - cx);"));
+  EXPECT_TRUE(contains(source, "const float d = cx - red0_1_m[h];"));
+  EXPECT_TRUE(contains(source, "const float e = cx == __int_as_float(0xff800000) ? 0.0f : expf(-fabsf(d));"));
+  EXPECT_TRUE(contains(source, "red0_1[h] = d > 0.0f ? fmaf(red0_1[h], e, 1.0f) : red0_1[h] + e;"));
+  EXPECT_TRUE(contains(source, "red0_1_m[h] = fmaxf(red0_1_m[h], cx);"));
+  // Only the update differs: the combines and the last stage are the same text.
+  EXPECT_EQ(count(source, "rescaled_combine(s, m, os, om);"), count(branching, "rescaled_combine(s, m, os, om);"));
+  EXPECT_TRUE(contains(source, "row_sm_sum[h] = (red0_1[h] * expf(red0_1_m[h] - row_sm_max[h]));"));
+  // Without the online softmax there is no update to change: refused.
+  s.online_softmax = false;
+  EXPECT_THROW(emit_kernel(softmax, s, kKey), CompileError);
 }
 
 TEST(KernelEmitter, RelaxedExchangeWaitPollsRelaxedAndFencesOnce) {

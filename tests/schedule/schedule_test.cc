@@ -160,6 +160,17 @@ TEST(Schedule, LegalCornerCases) {
   s.reduction = ReductionPlacement::kCluster;
   EXPECT_EQ(shared_stash_bytes(ln, s), 2 * 64 * 128 * 4);
   EXPECT_NO_THROW(check_legal(ln, s));
+  // The stash in bf16: half the shared bytes; without a stash the knob is refused.
+  s.bf16_stash = true;
+  EXPECT_EQ(shared_stash_bytes(ln, s), 2 * 64 * 128 * 2);
+  EXPECT_NO_THROW(check_legal(ln, s));
+  s.carried = ValueHome::kRegisters;
+  s.cluster_n = 4;
+  EXPECT_THROW(check_legal(ln, s), CompileError);
+  EXPECT_FALSE(schedule::bf16_stash_applies(ln, s));
+  s.carried = ValueHome::kL2Stash;
+  EXPECT_TRUE(schedule::bf16_stash_applies(ln, s));
+  EXPECT_EQ(schedule::stash_dtype(s), te::DType::bf16);
   // A cluster of 8 under a limit of 16.
   s = Schedule{};
   s.bn = 64;

@@ -81,17 +81,28 @@ TEST(SearchSpace, ReductionPlansSearchClustersAndHomes) {
 
 TEST(SearchSpace, CarriedTilesInSharedMemoryOnlyWhereACtaHoldsItsColumns) {
   // N=4096, one carried f32 tile: 64 rows x 4096 columns = 1 MB, in shared memory only over a cluster of 8
-  // (128 KB a CTA); 64 rows at 2 or 4 CTAs, or 128 rows, leave no room for the operand ring.
+  // (128 KB a CTA); 64 rows at 2 or 4 CTAs, or 128 rows, leave no room for the operand ring. As bf16, 128
+  // rows over 8 CTAs or 64 rows over 4 fit too (128 KB).
   const schedule::FusionPlan plan = plan_of("post_rmsnorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
-  int shared = 0;
+  int f32 = 0;
+  std::set<std::pair<int, int>> bf16;  // (BM, cluster)
   for (const schedule::Schedule& s : schedule_space(plan)) {
     if (s.carried != schedule::ValueHome::kShared) continue;
-    ++shared;
+    if (s.bf16_stash) {
+      bf16.insert({s.bm, s.cluster_n});
+      const int held = s.alternate_row_blocks() ? 2 : 1;  // ping-pong warpgroups each with their row block
+      const int columns = (4096 / s.bn + (4096 % s.bn != 0) + s.cluster_n - 1) / s.cluster_n * s.bn;
+      EXPECT_EQ(schedule::shared_stash_bytes(plan, s), s.bm * columns * 2 * held) << schedule::to_string(s);
+      continue;
+    }
+    ++f32;
     EXPECT_EQ(s.cluster_n, 8) << schedule::to_string(s);
     EXPECT_EQ(s.bm, 64) << schedule::to_string(s);
     EXPECT_EQ(schedule::shared_stash_bytes(plan, s), 64 * 512 * 4) << schedule::to_string(s);
   }
-  EXPECT_GT(shared, 0);
+  EXPECT_GT(f32, 0);
+  EXPECT_TRUE(bf16.contains({128, 8}));
+  EXPECT_TRUE(bf16.contains({64, 4}));
 }
 
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {

@@ -129,7 +129,7 @@ TEST(Tuner, FailuresAreRecordsNotExceptions) {
   SimulatedMeasurer measurer(schedule::plan_fusion(program));
   measurer.fails = [](const schedule::Schedule& s) {
     if (s.stages == 5) return RecordStatus::kCrash;
-    if (s.cluster_n == 2) return RecordStatus::kWrongAnswer;
+    if (s.warp_roles == schedule::WarpRoles::kPingPong) return RecordStatus::kWrongAnswer;
     return RecordStatus::kOk;
   };
   TuneOptions options = simulated_options(30);
@@ -153,6 +153,31 @@ TEST(Tuner, FailuresAreRecordsNotExceptions) {
                                statuses[RecordStatus::kWrongAnswer]);
   EXPECT_EQ(result.winner.status, RecordStatus::kOk);
   EXPECT_EQ(result.winner.schedule.stages, 4);
+}
+
+TEST(Tuner, AWrongAnswerWithAKnobThatRoundsRulesTheKnobOut) {
+  // N = 4096 over column tiles: the space has stash schedules, and the model prefers the bf16 stash.
+  const te::Program program = te::build_workload("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
+  auto bf16_records = [](const TuneResult& result) {
+    int n = 0;
+    for (const TuningRecord& r : result.records) n += r.schedule.bf16_stash ? 1 : 0;
+    return n;
+  };
+  SimulatedMeasurer allowed(schedule::plan_fusion(program));
+  const int free_run = bf16_records(tune(program, allowed, simulated_options(60)));
+
+  SimulatedMeasurer refused(schedule::plan_fusion(program));
+  refused.fails = [](const schedule::Schedule& s) {
+    return s.bf16_stash ? RecordStatus::kWrongAnswer : RecordStatus::kOk;
+  };
+  const TuneResult result = tune(program, refused, simulated_options(60));
+  const int ruled_out = bf16_records(result);
+  // One wrong answer, then no more: the first batch's other bf16 candidates (the model ranks them first) are
+  // compiled but not measured, and their trials go to other schedules.
+  EXPECT_EQ(ruled_out, 1);
+  EXPECT_GT(free_run, 16);
+  EXPECT_EQ(result.measured, 60);
+  EXPECT_FALSE(result.winner.schedule.bf16_stash);
 }
 
 TEST(Tuner, NoCorrectCandidateIsACompileErrorListingFailures) {
