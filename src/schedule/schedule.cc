@@ -230,8 +230,9 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
 
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kRegisters) return false;
-  const FusionPlan effective = effective_plan(plan, s);
-  return effective.carried_tiles.size() == 1 && effective.role(effective.carried_tiles[0]) != Role::kAnchor;
+  return with_effective_plan(plan, s, [](const FusionPlan& effective) {
+    return effective.carried_tiles.size() == 1 && effective.role(effective.carried_tiles[0]) != Role::kAnchor;
+  });
 }
 
 FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s) {

@@ -130,6 +130,9 @@ struct Schedule {
   }
 
   bool operator==(const Schedule&) const = default;
+  /// Field by field: an order for sets of schedules (not the canonical order, which is that of the JSON
+  /// texts).
+  auto operator<=>(const Schedule&) const = default;
 };
 
 /// A boolean knob added after the first logs were written: in JSON only when true, absent meaning false.
@@ -198,6 +201,14 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).
 /// check_legal, the emitters and the cost model take it.
 FusionPlan effective_plan(const FusionPlan& plan, const Schedule& s);
+
+/// f(the plan `s` runs): `plan` itself when no knob rewrites it, else effective_plan's copy (for queries
+/// asked of every schedule of a space, where the copies dominate).
+template <typename F>
+auto with_effective_plan(const FusionPlan& plan, const Schedule& s, F f) {
+  if (!s.one_pass_variance && !s.online_softmax) return f(plan);
+  return f(effective_plan(plan, s));
+}
 
 /// Elements a thread loads ahead per chunk of a stage that re-reads `rereads` carried tiles under
 /// batched_reads: 16 or 8 (whichever divides BN / 2), with deep_reads the largest of 64, 32, 16 and 8 that

@@ -49,24 +49,24 @@ bool legal(const schedule::FusionPlan& plan, const Schedule& s, const schedule::
   }
 }
 
-// The canonical forms of `raw`, sorted in canonical order and unique.
+// The canonical forms of `raw`, unique (in field order: the JSON texts are made only once, by finish).
 std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw) {
-  std::map<std::string, Schedule> by_key;  // the canonical order is the order of the JSON texts
-  for (const Schedule& s : raw) {
-    const Schedule c = canonical(plan, s);
-    by_key.emplace(schedule::to_json(c).dump(), c);
-  }
-  std::vector<Schedule> out;
-  out.reserve(by_key.size());
-  for (auto& [key, s] : by_key) out.push_back(std::move(s));
-  return out;
+  std::set<Schedule> unique;
+  for (const Schedule& s : raw) unique.insert(canonical(plan, s));
+  return {unique.begin(), unique.end()};
 }
 
-// Keeps legal canonical schedules, sorted and unique.
+// Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts).
 std::vector<Schedule> finish(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw,
                              const schedule::TargetLimits& limits) {
-  std::vector<Schedule> out = unique_canonical(plan, raw);
-  std::erase_if(out, [&](const Schedule& s) { return !legal(plan, s, limits); });
+  std::vector<std::pair<std::string, Schedule>> keyed;
+  for (const Schedule& s : unique_canonical(plan, raw)) {
+    if (legal(plan, s, limits)) keyed.emplace_back(schedule::to_json(s).dump(), s);
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Schedule> out;
+  out.reserve(keyed.size());
+  for (auto& [key, s] : keyed) out.push_back(std::move(s));
   return out;
 }
 
@@ -116,8 +116,15 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::online_softmax_applies(plan)) s.online_softmax = false;
   if (!s.online_softmax) s.branchless_online_update = false;
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
-  if (!schedule::carry_in_accumulator_applies(plan, s)) s.carry_in_accumulator = false;
-  if (!schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s)) s.tma_inputs = false;
+  // (Tested only when on: turning off a knob that is off changes nothing, and the tests need the plan `s`
+  // runs.)
+  if (s.carry_in_accumulator && !schedule::carry_in_accumulator_applies(plan, s))
+    s.carry_in_accumulator = false;
+  if (s.tma_inputs && !schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
+        return schedule::tma_inputs_apply(effective, s);
+      })) {
+    s.tma_inputs = false;
+  }
   return s;
 }
 
