@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Dense>
+
 #include "te/expr_inl.h"
 
 namespace comfuse::search {
@@ -179,25 +181,72 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   return family;
 }
 
-double CalibratedModel::predict_us(const schedule::Schedule& schedule) const {
-  return estimate(*plan_, schedule, machine_).total_us * calibration(model_family(*plan_, schedule));
+std::vector<int> calibration_features(const schedule::Schedule& s, int* count) {
+  std::vector<int> on = {0};  // the intercept
+  int next = 1;
+  auto flag = [&](bool value) {
+    if (value) on.push_back(next);
+    ++next;
+  };
+  auto one_of = [&](int index, int size) {  // a value among `size`, as one indicator
+    on.push_back(next + std::clamp(index, 0, size - 1));
+    next += size;
+  };
+  flag(s.warp_roles == schedule::WarpRoles::kPingPong);
+  flag(s.bm == 128);
+  one_of((s.bn - 1) / 64, 4);  // BN up to 64, 128, 192, 256
+  one_of(s.stages - 2, 7);     // 2 to 8 stages
+  one_of(s.cluster_n == 1 ? 0 : s.cluster_n == 2 ? 1 : s.cluster_n == 4 ? 2 : 3, 4);
+  one_of(static_cast<int>(s.carried), 3);
+  flag(s.raster_group_m == 1);
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) flag(s.*knob.field);
+  if (count != nullptr) *count = next;
+  return on;
 }
 
-double CalibratedModel::calibration(const std::string& family) const {
-  const auto found = families_.find(family);
-  const LogSum& fit = found != families_.end() ? found->second : all_;
-  return fit.count == 0 ? 1.0 : std::exp(fit.sum / fit.count);
+double CalibratedModel::predict_us(const schedule::Schedule& schedule) const {
+  return estimate(*plan_, schedule, machine_).total_us * calibration(schedule);
+}
+
+double CalibratedModel::calibration(const schedule::Schedule& schedule) const {
+  if (observed_ == 0) return 1.0;
+  const std::vector<double>& w = weights();
+  double sum = 0;
+  for (int f : calibration_features(schedule)) sum += w[static_cast<std::size_t>(f)];
+  return std::exp(sum);
 }
 
 void CalibratedModel::observe(const schedule::Schedule& schedule, double measured_us) {
   const double raw = estimate(*plan_, schedule, machine_).total_us;
   if (!(measured_us > 0) || !(raw > 0)) return;
-  const double log_ratio = std::log(measured_us / raw);
-  LogSum& family = families_[model_family(*plan_, schedule)];
-  family.sum += log_ratio;
-  ++family.count;
-  all_.sum += log_ratio;
-  ++all_.count;
+  int count = 0;
+  const std::vector<int> on = calibration_features(schedule, &count);
+  const auto n = static_cast<std::size_t>(count);
+  if (gram_.empty()) {
+    gram_.assign(n * n, 0.0);
+    moment_.assign(n, 0.0);
+  }
+  const double y = std::log(measured_us / raw);
+  for (int a : on) {
+    moment_[static_cast<std::size_t>(a)] += y;
+    for (int b : on) gram_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] += 1.0;
+  }
+  ++observed_;
+  weights_.clear();
+}
+
+const std::vector<double>& CalibratedModel::weights() const {
+  if (!weights_.empty()) return weights_;
+  // Ridge regression: (X^T X + lambda) w = X^T y. A prior of 1 per knob keeps a knob seen once or twice near
+  // 0 (the analytic model's own say); the intercept's is nearly 0, so the overall ratio is learnt at once.
+  constexpr double kKnobPrior = 1.0, kInterceptPrior = 1e-3;
+  const auto n = static_cast<Eigen::Index>(moment_.size());
+  Eigen::MatrixXd gram = Eigen::Map<const Eigen::MatrixXd>(gram_.data(), n, n);
+  gram.diagonal().array() += kKnobPrior;
+  gram(0, 0) += kInterceptPrior - kKnobPrior;
+  const Eigen::VectorXd w = gram.ldlt().solve(Eigen::Map<const Eigen::VectorXd>(moment_.data(), n));
+  weights_.assign(w.data(), w.data() + w.size());
+  return weights_;
 }
 
 }  // namespace comfuse::search

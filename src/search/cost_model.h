@@ -46,30 +46,37 @@ CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule
 /// reductions. Measurements calibrate each family separately.
 std::string model_family(const schedule::FusionPlan& plan, const schedule::Schedule& schedule);
 
-/// The model corrected by measurements: each prediction is scaled by the geometric mean of measured over
-/// estimated time of the measured schedules of its family, or of all measured schedules when its family
-/// has none yet.
+/// The model corrected by measurements: log(measured / estimated) is fitted, over the schedules measured so
+/// far, as a sum of one weight per schedule feature (ridge regression: each knob's weight is pulled toward 0,
+/// the intercept hardly), and each prediction is scaled by exp of its features' weights. So what one
+/// measurement teaches about a knob (a persistent grid that loses, a stash that costs more than estimated)
+/// carries over to the unmeasured schedules that share it.
 class CalibratedModel {
  public:
   CalibratedModel(const schedule::FusionPlan& plan, MachineModel machine) : plan_(&plan), machine_(machine) {}
 
   double predict_us(const schedule::Schedule& schedule) const;
-  /// What predict_us multiplies the raw estimate by for schedules of `family` (model_family): the geometric
-  /// mean of the family's measured/estimated ratios, else of all of them, else 1. For callers that keep the
-  /// raw estimates and families of a whole space.
-  double calibration(const std::string& family) const;
-  /// Records a measured median for `schedule`.
+  /// What predict_us multiplies the raw estimate by for `schedule`: exp of its features' learned weights (1
+  /// before any measurement). For callers that keep the raw estimates of a whole space.
+  double calibration(const schedule::Schedule& schedule) const;
+  /// Records a measured median for `schedule` (the weights are fitted again when next asked for).
   void observe(const schedule::Schedule& schedule, double measured_us);
 
  private:
-  struct LogSum {
-    double sum = 0;
-    int count = 0;
-  };
+  const std::vector<double>& weights() const;
+
   const schedule::FusionPlan* plan_;
   MachineModel machine_;
-  std::map<std::string, LogSum> families_;
-  LogSum all_;
+  int observed_ = 0;
+  // The ridge regression's normal equations over the features (calibration_features), summed as measurements
+  // come: X^T X and X^T y with y = log(measured / estimated).
+  std::vector<double> gram_, moment_;
+  mutable std::vector<double> weights_;  // solved from them on demand; empty when out of date
 };
+
+/// The indicator features the calibration learns a weight for: an intercept, then warp roles, BM, BN's range,
+/// stages, cluster size, where carried tiles live, the raster group and every optional knob. Returns the
+/// indices of those `schedule` has; `count` receives how many there are in all.
+std::vector<int> calibration_features(const schedule::Schedule& schedule, int* count = nullptr);
 
 }  // namespace comfuse::search

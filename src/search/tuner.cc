@@ -119,7 +119,7 @@ class Tuner {
   std::vector<const SpaceEntry*> ranked_untried() const {
     std::vector<std::pair<double, const SpaceEntry*>> ranked;
     for (const SpaceEntry& e : space_) {
-      if (!tried_.count(e.key)) ranked.emplace_back(e.raw_us * model_.calibration(e.family), &e);
+      if (!tried_.count(e.key)) ranked.emplace_back(e.raw_us * model_.calibration(e.schedule), &e);
     }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
