@@ -2,8 +2,8 @@
 // It ranks candidates before any is compiled; it never replaces a measurement.
 #pragma once
 
-#include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/fingerprint.h"
 #include "schedule/fusion_plan.h"
