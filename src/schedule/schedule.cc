@@ -442,6 +442,12 @@ std::span<const OptionalKnob> optional_knobs() {
   return kKnobs;
 }
 
+bool rounds(const Schedule& s) {
+  const auto knobs = optional_knobs();
+  return std::any_of(knobs.begin(), knobs.end(),
+                     [&](const OptionalKnob& knob) { return knob.rounds && s.*knob.field; });
+}
+
 nlohmann::json to_json(const Schedule& s) {
   nlohmann::json json{{"bm", s.bm},
                       {"bn", s.bn},

@@ -145,6 +145,8 @@ struct OptionalKnob {
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();
+/// Whether `s` has a knob on that rounds values (OptionalKnob::rounds).
+bool rounds(const Schedule& s);
 
 /// Bytes of shared memory the carried tiles take with carried=shared: every carried tile of each of a CTA's
 /// column tiles, f32 or bf16 (stash_dtype; 0 with any other value home).

@@ -153,11 +153,22 @@ class Tuner {
     const std::size_t limit = static_cast<std::size_t>(
         std::min(options_.trials, std::max(batch_size(), std::min(options_.trials / 2, 2 * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
+    // At most a quarter of it with a knob that rounds: until one is measured, the workload's tolerance may
+    // refuse them all, and a batch of them would be compiled for nothing.
+    const std::size_t rounding_cap = std::max<std::size_t>(1, limit / 4);
+    std::size_t rounding = 0;
+    auto offer = [&](const SpaceEntry* e) {
+      const bool rounds = schedule::rounds(e->schedule);
+      if (rounds && rounding >= rounding_cap) return;
+      const std::size_t before = batch.size();
+      take(batch, e->schedule, limit, &e->key);
+      if (rounds && batch.size() > before) ++rounding;
+    };
     std::map<std::string, int> per_family;
     for (const SpaceEntry* e : ranked) {
-      if (per_family[e->family]++ < 2) take(batch, e->schedule, limit, &e->key);
+      if (per_family[e->family]++ < 2) offer(e);
     }
-    for (const SpaceEntry* e : ranked) take(batch, e->schedule, limit, &e->key);
+    for (const SpaceEntry* e : ranked) offer(e);
     return batch;
   }
 

@@ -84,7 +84,7 @@ TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgre
 /// winner is select_best over the run's records. A wrong answer from a schedule with a knob that rounds
 /// (schedule::OptionalKnob::rounds) leaves that knob off for the rest of the run: the workload's tolerance
 /// does not allow it (candidates of the same batch that have it are not measured, and their trials go back
-/// to the budget). Compile errors and failed measurements are records, never
+/// to the budget); until then, at most a quarter of the first batch has such a knob. Compile errors and failed measurements are records, never
 /// exceptions. Throws CompileError when the program cannot be planned or no candidate ran correctly (with
 /// the first failures).
 TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options = {});
