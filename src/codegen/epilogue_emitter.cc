@@ -57,22 +57,45 @@ std::string shared_stash_slot(std::size_t c) {
   return "sstash[((" + std::to_string(c) + " * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
 }
 
-// A stash element as read from memory, as a float (bf16_stash keeps them as bf16 bits).
-std::string from_stash(const schedule::Schedule& s, const std::string& element) {
-  return s.bf16_stash ? "bf16_to_f32(" + element + ")" : element;
+// A value as read from memory, as the epilogue computes with it: 16-bit types widened to f32.
+std::string widen(te::DType dtype, const std::string& element) {
+  switch (dtype) {
+    case te::DType::bf16:
+      return "bf16_to_f32(" + element + ")";
+    case te::DType::f16:
+      return "f16_to_f32(" + element + ")";
+    case te::DType::f32:
+    case te::DType::i32:
+    case te::DType::boolean:
+      return element;
+  }
+  return element;
 }
 
-// One of the two stash elements a pair load fetched into `pair` (float2, or two bf16 in a u32), by i's
-// parity.
-std::string stash_pair_element(const schedule::Schedule& s, const std::string& pair) {
-  if (s.bf16_stash) return "bf16_to_f32((u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu))";
-  return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
+// Two neighbouring columns loaded as one word (vector_loads, deep_reads): a float2 for f32, a u32 holding two
+// 16-bit values otherwise; and the word for columns out of bounds.
+std::string pair_type(te::DType dtype) {
+  return dtype == te::DType::f32 ? "float2" : "u32";
+}
+std::string pair_zero(te::DType dtype) {
+  return dtype == te::DType::f32 ? "make_float2(0.0f, 0.0f)" : "0u";
+}
+
+// Element i of the pair in `pair`, chosen by i's parity, as a float.
+std::string pair_element(te::DType dtype, const std::string& pair) {
+  if (dtype == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
+  return widen(dtype, "(u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu)");
+}
+
+// The pair's first or `second` column, as a float.
+std::string pair_half(te::DType dtype, const std::string& pair, bool second) {
+  if (dtype == te::DType::f32) return pair + (second ? ".y" : ".x");
+  return widen(dtype, second ? "(u16)(" + pair + " >> 16)" : "(u16)(" + pair + " & 0xffffu)");
 }
 
 // A pair load of carried tile c's two neighbouring columns from the L2 stash (zero out of bounds).
-std::string stash_pair_load(const schedule::Schedule& s, const std::string& c) {
-  if (s.bf16_stash) return "inb ? *(const u32*)&stash[" + stash_index(c) + "] : 0u";
-  return "inb ? *(const float2*)&stash[" + stash_index(c) + "] : make_float2(0.0f, 0.0f)";
+std::string stash_pair_load(te::DType dtype, const std::string& c) {
+  return "inb ? *(const " + pair_type(dtype) + "*)&stash[" + stash_index(c) + "] : " + pair_zero(dtype);
 }
 
 }  // namespace
@@ -129,10 +152,7 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, bool interior) const {
   if (staged_.staged(input)) return staged_.read(input, broadcast, interior);
   if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
-    const std::string pair = "lp_" + input.name();
-    if (input.dtype() == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
-    const std::string bits = "(u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu)";
-    return (input.dtype() == te::DType::bf16 ? "bf16_to_f32(" : "f16_to_f32(") + bits + ")";
+    return pair_element(input.dtype(), "lp_" + input.name());
   }
   const std::string& param = params_.at(input.get());
   std::string index, guard;
@@ -150,19 +170,7 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, 
       guard = "grow < M";
       break;
   }
-  std::string value = param + "[" + index + "]";
-  switch (input.dtype()) {
-    case te::DType::bf16:
-      value = "bf16_to_f32(" + value + ")";
-      break;
-    case te::DType::f16:
-      value = "f16_to_f32(" + value + ")";
-      break;
-    case te::DType::f32:
-    case te::DType::i32:
-    case te::DType::boolean:
-      break;
-  }
+  const std::string value = widen(input.dtype(), param + "[" + index + "]");
   if (interior && broadcast != Broadcast::kColumn) return value;  // grow < M and gcol < N hold
   return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
 }
@@ -197,11 +205,11 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
   if (!loads_in_pairs()) return;
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (!pair_loadable(input.tensor, input.broadcast)) continue;
-    out.line(std::string(input.tensor.dtype() == te::DType::f32 ? "float2" : "u32") + " lp_" +
-             input.tensor.name() + ";  // this thread's two columns of '" + input.tensor.name() + "'");
+    out.line(pair_type(input.tensor.dtype()) + " lp_" + input.tensor.name() +
+             ";  // this thread's two columns of '" + input.tensor.name() + "'");
   }
   for (std::size_t c : stash_reads(stage))
-    out.line(std::string(schedule_.bf16_stash ? "u32" : "float2") + " lp_stash" + std::to_string(c) + ";");
+    out.line(pair_type(schedule::stash_dtype(schedule_)) + " lp_stash" + std::to_string(c) + ";");
 }
 
 // At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
@@ -215,20 +223,22 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior)
     const bool full = input.broadcast == Broadcast::kFull;
     const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
     const std::string guard = full || interior ? "inb" : "gcol < N";
-    const bool f32 = input.tensor.dtype() == te::DType::f32;
-    out.line("lp_" + input.tensor.name() + " = " + guard + " ? *(const " + (f32 ? "float2" : "u32") + "*)&" +
-             param + "[" + index + "] : " + (f32 ? "make_float2(0.0f, 0.0f)" : "0u") + ";");
+    const te::DType dtype = input.tensor.dtype();
+    out.line("lp_" + input.tensor.name() + " = " + guard + " ? *(const " + pair_type(dtype) + "*)&" + param +
+             "[" + index + "] : " + pair_zero(dtype) + ";");
   }
   for (std::size_t c : stash_reads(stage)) {
-    out.line("lp_stash" + std::to_string(c) + " = " + stash_pair_load(schedule_, std::to_string(c)) + ";");
+    out.line("lp_stash" + std::to_string(c) + " = " +
+             stash_pair_load(schedule::stash_dtype(schedule_), std::to_string(c)) + ";");
   }
   out.close();
 }
 
 std::string EpilogueEmitter::stash_load(std::size_t c) const {
+  const te::DType dtype = schedule::stash_dtype(schedule_);
   if (schedule_.carried == ValueHome::kShared)
-    return "(inb ? " + from_stash(schedule_, shared_stash_slot(c)) + " : 0.0f)";
-  return "(inb ? " + from_stash(schedule_, "stash[" + stash_index(std::to_string(c)) + "]") + " : 0.0f)";
+    return "(inb ? " + widen(dtype, shared_stash_slot(c)) + " : 0.0f)";
+  return "(inb ? " + widen(dtype, "stash[" + stash_index(std::to_string(c)) + "]") + " : 0.0f)";
 }
 
 std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) const {
@@ -242,7 +252,7 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) 
   const auto c = std::to_string(index);
   if (batched) return "pre" + c + "[j]";
   if (schedule_.carried == ValueHome::kL2Stash && loads_in_pairs()) {
-    return stash_pair_element(schedule_, "lp_stash" + c);  // zero when !inb
+    return pair_element(schedule::stash_dtype(schedule_), "lp_stash" + c);  // zero when !inb
   }
   return stash_load(index);
 }
@@ -437,16 +447,13 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     element_coordinates();
     for (std::size_t c : batched) {
       const std::string pre = "pre" + std::to_string(c);
-      if (paired && schedule_.bf16_stash) {
+      if (paired) {
+        const te::DType dtype = schedule::stash_dtype(schedule_);
         const std::string p = "p" + std::to_string(c);
-        out.line("const u32 " + p + " = " + stash_pair_load(schedule_, std::to_string(c)) + ";");
-        out.line(pre + "[j] = bf16_to_f32((u16)(" + p + " & 0xffffu));");
-        out.line(pre + "[j + 1] = bf16_to_f32((u16)(" + p + " >> 16));");
-      } else if (paired) {
-        out.line("const float2 p" + std::to_string(c) + " = " +
-                 stash_pair_load(schedule_, std::to_string(c)) + ";");
-        out.line(pre + "[j] = p" + std::to_string(c) + ".x;");
-        out.line(pre + "[j + 1] = p" + std::to_string(c) + ".y;");
+        out.line("const " + pair_type(dtype) + " " + p + " = " + stash_pair_load(dtype, std::to_string(c)) +
+                 ";");
+        out.line(pre + "[j] = " + pair_half(dtype, p, false) + ";");
+        out.line(pre + "[j + 1] = " + pair_half(dtype, p, true) + ";");
       } else {
         out.line(pre + "[j] = " + stash_load(c) + ";");
       }
@@ -517,8 +524,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
       out.line(home + "[i] = " + value + ";");
     }
     if (schedule_.carried == ValueHome::kShared) {
-      out.line(shared_stash_slot(c) + " = " +
-               (schedule_.bf16_stash ? store_value(te::DType::bf16, value) : value) + ";");
+      out.line(shared_stash_slot(c) + " = " + store_value(schedule::stash_dtype(schedule_), value) + ";");
     }
   }
   for (const Store& st : stores) {
