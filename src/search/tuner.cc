@@ -17,7 +17,6 @@
 #include "search/selection.h"
 #include "search/tuning_log.h"
 #include "support/error.h"
-#include "support/sha256.h"
 #include "te/json.h"
 
 namespace comfuse::search {
@@ -25,10 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using schedule::Schedule;
-
-std::string key_of(const Schedule& s) {
-  return schedule::to_json(s).dump();
-}
 
 struct Candidate {
   Schedule schedule;
@@ -38,11 +33,10 @@ struct Candidate {
   std::string error;  // why it did not compile
 };
 
-// A schedule of the space with what ranking it needs, worked out once: its key, model family and raw
-// estimate (spaces run to 10^5 schedules, ranked again before every batch).
+// A schedule of the space with what ranking it needs, worked out once: its model family and raw estimate
+// (spaces run to 10^5 schedules, ranked again before every batch).
 struct SpaceEntry {
   Schedule schedule;
-  std::string key;
   std::string family;
   double raw_us = 0;
 };
@@ -54,7 +48,7 @@ std::vector<SpaceEntry> admitted(const schedule::FusionPlan& plan, const std::ve
   entries.reserve(space.size());
   for (const Schedule& s : space) {
     if (admit && !admit(s)) continue;
-    entries.push_back({s, key_of(s), model_family(plan, s), estimate(plan, s, machine).total_us});
+    entries.push_back({s, model_family(plan, s), estimate(plan, s, machine).total_us});
   }
   return entries;
 }
@@ -88,11 +82,11 @@ class Tuner {
         if (past(0.85)) break;
         if (ruled_out(c.schedule)) {
           // A rounding knob failed since this batch was planned: the trial goes back to the budget.
-          tried_.erase(key_of(c.schedule));
+          tried_.erase(c.schedule);
           continue;
         }
         measure(c, options_.repeats, true);
-        kept_.emplace(key_of(c.schedule), std::move(c));
+        kept_.emplace(c.schedule, std::move(c));
       }
       if (past(0.85)) break;
       batch = next_batch();
@@ -119,7 +113,7 @@ class Tuner {
   std::vector<const SpaceEntry*> ranked_untried() const {
     std::vector<std::pair<double, const SpaceEntry*>> ranked;
     for (const SpaceEntry& e : space_) {
-      if (!tried_.count(e.key)) ranked.emplace_back(e.raw_us * model_.calibration(e.schedule), &e);
+      if (!tried_.count(e.schedule)) ranked.emplace_back(e.raw_us * model_.calibration(e.schedule), &e);
     }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -128,13 +122,12 @@ class Tuner {
     return out;
   }
 
-  // Adds `s` to `batch` when it is new and the budget allows; `key`: key_of(s) where the caller has it.
-  void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit,
-            const std::string* key = nullptr) {
+  // Adds `s` to `batch` when it is new and the budget allows.
+  void take(std::vector<Schedule>& batch, const Schedule& s, std::size_t limit) {
     if (batch.size() >= limit || static_cast<int>(batch.size()) >= trials_left()) return;
     if (options_.admit && !options_.admit(s)) return;
     if (ruled_out(s)) return;
-    if (tried_.count(key != nullptr ? *key : key_of(s))) return;
+    if (tried_.count(s)) return;
     for (const Schedule& b : batch) {
       if (b == s) return;
     }
@@ -161,7 +154,7 @@ class Tuner {
       const bool rounds = schedule::rounds(e->schedule);
       if (rounds && rounding >= rounding_cap) return;
       const std::size_t before = batch.size();
-      take(batch, e->schedule, limit, &e->key);
+      take(batch, e->schedule, limit);
       if (rounds && batch.size() > before) ++rounding;
     };
     std::map<std::string, int> per_family;
@@ -185,20 +178,20 @@ class Tuner {
     std::vector<std::pair<double, Schedule>> near;
     for (std::size_t i = 0; i < ok.size() && i < 3; ++i) {
       for (const Schedule& n : neighbours(plan_, ok[i]->schedule, options_.limits)) {
-        if (!tried_.count(key_of(n))) near.emplace_back(model_.predict_us(n), n);
+        if (!tried_.count(n)) near.emplace_back(model_.predict_us(n), n);
       }
     }
     std::stable_sort(near.begin(), near.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [predicted, s] : near) take(batch, s, limit / 2 + limit % 2);
-    for (const SpaceEntry* e : ranked_untried()) take(batch, e->schedule, limit, &e->key);
+    for (const SpaceEntry* e : ranked_untried()) take(batch, e->schedule, limit);
     return batch;
   }
 
   std::vector<Candidate> emit(const std::vector<Schedule>& batch) {
     std::vector<Candidate> candidates;
     for (const Schedule& s : batch) {
-      tried_.insert(key_of(s));
+      tried_.insert(s);
       Candidate c;
       c.schedule = s;
       c.ordinal = next_ordinal_++;
@@ -253,10 +246,10 @@ class Tuner {
 
   // The contenders measured again with more samples, where at least two are tied.
   void remeasure_contenders() {
-    std::vector<std::string> keys;
-    for (const TuningRecord* r : contenders(records_)) keys.push_back(key_of(r->schedule));
-    if (keys.size() < 2 || past(0.95)) return;
-    for (const std::string& key : keys) measure(kept_.at(key), options_.final_repeats, false);
+    std::vector<Schedule> tied;  // copied: measuring appends to records_
+    for (const TuningRecord* r : contenders(records_)) tied.push_back(r->schedule);
+    if (tied.size() < 2 || past(0.95)) return;
+    for (const Schedule& s : tied) measure(kept_.at(s), options_.final_repeats, false);
   }
 
   TuneResult finish() {
@@ -287,11 +280,11 @@ class Tuner {
   std::vector<std::string> compile_options_;
   int jobs_ = 1;
   int next_ordinal_ = 0;
-  std::set<std::string> tried_;
+  std::set<Schedule> tried_;
   // Knobs that round values (OptionalKnob::rounds) and gave a wrong answer: the workload's tolerance does not
   // allow them, so no further candidate takes them.
   std::set<const schedule::OptionalKnob*> ruled_out_;
-  std::map<std::string, Candidate> kept_;  // measured candidates by schedule, for re-measurement
+  std::map<Schedule, Candidate> kept_;  // measured candidates by schedule, for re-measurement
   std::vector<TuningRecord> records_;
   TuneProgress progress_;
 };
