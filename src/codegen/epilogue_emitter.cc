@@ -15,18 +15,6 @@ using schedule::Broadcast;
 using schedule::Role;
 using schedule::ValueHome;
 
-std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
-  switch (op) {
-    case te::ReduceOp::kSum:
-      return a + " + " + b;
-    case te::ReduceOp::kMax:
-      return "fmaxf(" + a + ", " + b + ")";
-    case te::ReduceOp::kMin:
-      return "fminf(" + a + ", " + b + ")";
-  }
-  return a;
-}
-
 std::string value_type(te::DType dtype) {
   return dtype == te::DType::i32 ? "int" : "float";
 }
@@ -101,8 +89,8 @@ std::string stash_pair_load(te::DType dtype, const std::string& c) {
 }  // namespace
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
-                                 std::map<const te::TensorNode*, std::string> params)
-    : plan_(plan), schedule_(schedule), params_(std::move(params)), staged_(plan, schedule) {
+                                 std::map<const te::TensorNode*, std::string> params, Walk walk)
+    : plan_(plan), schedule_(schedule), params_(std::move(params)), staged_(plan, schedule), walk_(walk) {
   for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
     int index = 0, xslot = 0;
     for (const te::Tensor& t : plan_.stages[s].reductions) {
@@ -125,6 +113,22 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
       }
     }
   }
+}
+
+std::string EpilogueEmitter::elements() const {
+  return walk_ == Walk::kRow ? "ROW_ELEMS" : "BN / 2";
+}
+
+std::string EpilogueEmitter::rows_loop() const {
+  return walk_ == Walk::kRow ? "for (int h = 0; h < 1; ++h)" : "for (int h = 0; h < 2; ++h)";
+}
+
+std::string EpilogueEmitter::row_of_h() const {
+  return walk_ == Walk::kRow ? "row" : "m0 + local_row0 + 8 * h";
+}
+
+std::string EpilogueEmitter::interior_test() const {
+  return walk_ == Walk::kRow ? "n0 + ROW_ELEMS / 2 * 64 <= N" : "m0 + BM <= M && n0 + BN <= N";
 }
 
 int EpilogueEmitter::max_reductions_per_stage() const {
@@ -288,8 +292,8 @@ void EpilogueEmitter::declare_state(CodeStream& out) const {
 
 void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const {
   for (const te::Tensor& t : tensors) {
-    out.open("for (int h = 0; h < 2; ++h)");
-    out.line("const int grow = m0 + local_row0 + 8 * h;");
+    out.open(rows_loop());
+    out.line("const int grow = " + row_of_h() + ";");
     ExprBindings bindings;
     bindings.vars[t->axes[0].get()] = "grow";
     for (const te::Tensor& source : te::Program::reads_of(t)) {
@@ -411,7 +415,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
     element_body(out, stage, stores, false);
     return;
   }
-  out.open("if (m0 + BM <= M && n0 + BN <= N)");
+  out.open("if (" + interior_test() + ")");
   out.line("// The tile lies inside the matrix: the same loop without bounds tests.");
   element_body(out, stage, stores, true);
   out.close();
@@ -424,20 +428,28 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
                                    bool interior) const {
   const auto& tensors = plan_.program.tensors();
   auto element_coordinates = [&] {
-    out.line("const int h = (i >> 1) & 1;");
-    out.line("const int grow = m0 + local_row0 + 8 * h;");
-    out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+    if (walk_ == Walk::kRow) {
+      out.line("constexpr int h = 0;");
+      out.line("const int grow = row;");
+      out.line("const int gcol = n0 + (i >> 1) * 64 + lane * 2 + (i & 1);");
+    } else {
+      out.line("const int h = (i >> 1) & 1;");
+      out.line("const int grow = m0 + local_row0 + 8 * h;");
+      out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
+    }
     out.line(interior ? "constexpr bool inb = true;" : "const bool inb = grow < M && gcol < N;");
     out.line("(void)inb;");
   };
   const std::vector<std::size_t> batched = batched_reads(stage);
   out.line("#pragma unroll");
   if (batched.empty()) {
-    out.open("for (int i = 0; i < BN / 2; ++i)");
+    out.open("for (int i = 0; i < " + elements() + "; ++i)");
   } else {
     // A chunk of elements' re-reads first, all in flight at once; then the chunk's elements.
-    const std::string chunk = std::to_string(schedule::read_chunk(schedule_, batched.size()));
-    out.open("for (int i0 = 0; i0 < BN / 2; i0 += " + chunk + ")");
+    int chunk_size = schedule::read_chunk(schedule_, batched.size());
+    if (walk_ == Walk::kRow) chunk_size = std::min(chunk_size, kRowElements);
+    const std::string chunk = std::to_string(chunk_size);
+    out.open("for (int i0 = 0; i0 < " + elements() + "; i0 += " + chunk + ")");
     for (std::size_t c : batched) out.line("float pre" + std::to_string(c) + "[" + chunk + "];");
     out.line("#pragma unroll");
     // Deep reads from an L2 stash: the two neighbouring columns (gcol even, N even) as one 64-bit load.
@@ -534,11 +546,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   if (!batched.empty()) out.close();
 }
 
-void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
-  const std::vector<Slot> slots = slots_of_stage(stage);
-  if (slots.empty()) return;
-  out.line("// combine stage " + std::to_string(stage) +
-           "'s row reductions: the quad of lanes sharing a row");
+void EpilogueEmitter::quad_combine(CodeStream& out, const std::vector<Slot>& slots) const {
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
     if (slot.centered != nullptr) {
@@ -557,6 +565,14 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.line(name + "[h] = v;");
     out.close();
   }
+}
+
+void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
+  const std::vector<Slot> slots = slots_of_stage(stage);
+  if (slots.empty()) return;
+  out.line("// combine stage " + std::to_string(stage) +
+           "'s row reductions: the quad of lanes sharing a row");
+  quad_combine(out, slots);
   // Ping-pong warpgroups on a persistent grid take alternate row blocks: each owns its rows and exchanges
   // with the same warpgroup of its peers, through its own buffers.
   const bool own_rows = schedule_.alternate_row_blocks();

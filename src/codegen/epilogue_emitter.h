@@ -2,6 +2,7 @@
 // combined in-thread, across the quad of lanes sharing a row, and across the CTAs of a cluster.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,9 +17,17 @@ namespace comfuse::codegen {
 
 class EpilogueEmitter {
  public:
+  /// How a stage's element loop walks its elements.
+  enum class Walk : std::uint8_t {
+    kFragment,  // a thread's wgmma accumulator fragment of a 64 x BN tile: rows local_row0 and local_row0 + 8
+                // (h = 0, 1) of the tile at (m0, n0); expects lane, local_row0, m0 and n0 in scope
+    kRow,  // the finish kernel of a deferred reduction: a warp walks one row, `row`, ROW_ELEMS elements a
+           // lane from column n0 on, in column pairs (lane 2l and 2l + 1 of every 64); h is 0
+  };
+
   /// `params` maps each epilogue input and output tensor to its kernel parameter name.
   EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
-                  std::map<const te::TensorNode*, std::string> params);
+                  std::map<const te::TensorNode*, std::string> params, Walk walk = Walk::kFragment);
 
   /// Per-thread state that lives across tiles and stages: reduction partials, row values, carried tiles.
   void declare_state(CodeStream& out) const;
@@ -33,6 +42,13 @@ class EpilogueEmitter {
   int max_reductions_per_stage() const;
   /// Device helpers only some plans need (the combines of centered and rescaled sums), before the kernel.
   void helpers(CodeStream& out) const;
+
+  /// Deferred reductions (deferred_emitter.cc). At the end of a tile's stage 0 in the main kernel: combines
+  /// the tile's row partials over the quad and writes them to the workspace `parts` ([floats][N_TILES][M]).
+  void write_tile_partials(CodeStream& out) const;
+  /// The finish kernel's body (a kRow emitter; expects lane, row, row_writer and parts in scope): combines
+  /// the row's partials over its column tiles, computes the row values, and runs the last stage over the row.
+  void finish_row(CodeStream& out) const;
 
  private:
   struct Slot {  // one reduce node of a reduction compute
@@ -110,12 +126,20 @@ class EpilogueEmitter {
   void rescaled_quad_combine(CodeStream& out, const Slot& slot) const;
   void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;
   bool is_output(const te::Tensor& t) const;
+  /// The quad's combine of `slots`' partials (the lanes sharing a row hold the same values after it).
+  void quad_combine(CodeStream& out, const std::vector<Slot>& slots) const;
+  /// What the element loop, the row loop and the interior test read in the emitter's walk.
+  std::string elements() const;       // a thread's elements of a tile (kFragment) or of a row step (kRow)
+  std::string rows_loop() const;      // the loop over a thread's rows, h
+  std::string row_of_h() const;       // the global row of h
+  std::string interior_test() const;  // the elements walked lie inside the matrix
 
   const schedule::FusionPlan& plan_;
   const schedule::Schedule& schedule_;
   std::map<const te::TensorNode*, std::string> params_;
   std::vector<Slot> slots_;
   StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
+  Walk walk_;
 };
 
 }  // namespace comfuse::codegen

@@ -20,6 +20,23 @@ inline std::string identity(te::ReduceOp op) {
   return "0.0f";
 }
 
+/// `a` combined with `b` by the reduction `op`, as a C expression.
+inline std::string combine(te::ReduceOp op, const std::string& a, const std::string& b) {
+  switch (op) {
+    case te::ReduceOp::kSum:
+      return a + " + " + b;
+    case te::ReduceOp::kMax:
+      return "fmaxf(" + a + ", " + b + ")";
+    case te::ReduceOp::kMin:
+      return "fminf(" + a + ", " + b + ")";
+  }
+  return a;
+}
+
+/// Elements a lane takes of each step along a row in a deferred reduction's finish kernel (ROW_ELEMS): in
+/// column pairs, so that a warp's step covers ROW_ELEMS / 2 x 64 columns.
+inline constexpr int kRowElements = 16;
+
 /// The per-thread partials of reduction `index` of stage `stage` (the state of a merged sum adds suffixes).
 inline std::string slot_name(int stage, int index) {
   return "red" + std::to_string(stage) + "_" + std::to_string(index);

@@ -58,6 +58,8 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
       compiled_(std::move(compiled)) {
   module_ = std::make_unique<runtime::Module>(context_, compiled_.image);
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
+  if (!source_.finish_name.empty())
+    finish_ = std::make_unique<runtime::Function>(module_->function(source_.finish_name));
   grid_ = source_.launch.grid_x;
   if (source_.launch.persistent && source_.launch.cluster_x > 1) {
     // Persistent clusters: as many as the device runs at once (the GPCs decide, not the SM count alone).
@@ -150,6 +152,13 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
   config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);
   config.stream = stream;
   runtime::launch(*function_, config, args.data());
+  if (finish_) {  // same arguments; the stream orders it after the main kernel
+    runtime::LaunchConfig finish;
+    finish.grid = {static_cast<unsigned>(source_.launch.finish_grid_x), 1, 1};
+    finish.block = {static_cast<unsigned>(source_.launch.finish_block_x), 1, 1};
+    finish.stream = stream;
+    runtime::launch(*finish_, finish, args.data());
+  }
 }
 
 }  // namespace comfuse::codegen

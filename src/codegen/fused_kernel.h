@@ -50,6 +50,7 @@ class FusedKernel {
   runtime::CompiledProgram compiled_;
   std::unique_ptr<runtime::Module> module_;
   std::unique_ptr<runtime::Function> function_;
+  std::unique_ptr<runtime::Function> finish_;  // a deferred reduction's finish kernel, or null
   int grid_ = 0;  // CTAs a launch runs: the source's grid, or of a persistent one as many as run at once
 };
 

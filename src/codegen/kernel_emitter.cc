@@ -5,6 +5,7 @@
 #include "codegen/code_stream.h"
 #include "codegen/device_prelude.h"
 #include "codegen/epilogue_emitter.h"
+#include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/kernel_source.h"
 #include "codegen/staged_inputs.h"
@@ -34,7 +35,10 @@ class KernelEmitter {
 
   // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
   // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
-  bool walks_row_blocks() const { return s_.persistent && plan_.has_reductions(); }
+  bool walks_row_blocks() const { return s_.persistent && reduces_in_kernel(); }
+  // Row reductions combined inside the main kernel: every placement but `deferred`, whose CTAs take tiles as
+  // a plan without reductions does and leave the combine to the finish kernel.
+  bool reduces_in_kernel() const { return plan_.has_reductions() && !s_.deferred(); }
   bool warpgroups_own_rows() const { return walks_row_blocks() && s_.alternate_row_blocks(); }
 
   KernelSource emit() {
@@ -65,9 +69,17 @@ class KernelEmitter {
 
     const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm);
     const std::int64_t n_tiles = ceil_div(plan_.anchor.n, s_.bn);
+    if (s_.deferred()) {
+      // The row partials follow the carried tiles in the workspace, from a 16-byte boundary.
+      parts_offset_ = ceil_div(result.stash_bytes, 16) * 16;
+      result.stash_bytes = parts_offset_ + 4 * xslots_ * n_tiles * plan_.anchor.m;
+      result.finish_name = result.name + "_finish";
+      result.launch.finish_grid_x = static_cast<int>(ceil_div(plan_.anchor.m, schedule::kFinishRowsPerCta));
+      result.launch.finish_block_x = schedule::kFinishThreads;
+    }
     result.launch.block_x = s_.threads();
-    result.launch.cluster_x = plan_.has_reductions() ? s_.cluster_n : 1;
-    if (plan_.has_reductions()) {
+    result.launch.cluster_x = reduces_in_kernel() ? s_.cluster_n : 1;
+    if (reduces_in_kernel()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
       result.launch.row_blocks = true;
       result.launch.persistent = s_.persistent;
@@ -94,6 +106,7 @@ class KernelEmitter {
     staged_.helpers(out);
     tile_mapping(out);
     kernel(out, result, epilogue);
+    if (s_.deferred()) finish_kernel(out, result, param_names);
     result.source = out.str();
     return result;
   }
@@ -104,7 +117,7 @@ class KernelEmitter {
     const std::int64_t barriers = 8 * (2 * s_.stages + 4) + (warpgroups_own_rows() ? 16 : 0);
     const std::int64_t exchange =
         s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm * (warpgroups_own_rows() ? 2 : 1) : 0;
-    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && plan_.has_reductions();
+    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && reduces_in_kernel();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
     return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
            schedule::shared_stash_bytes(plan_, s_) + schedule::staged_input_bytes(plan_, s_);
@@ -144,6 +157,12 @@ class KernelEmitter {
                  " * TILES_PER_CTA * (BN / 2) * (BM * 2);  // of each warpgroup's row block");
       }
     }
+    if (s_.deferred()) {
+      out.line("constexpr size_t PARTS_BYTE = " + std::to_string(parts_offset_) +
+               ";  // the row partials' offset in the workspace");
+      out.line("constexpr int ROW_ELEMS = " + std::to_string(kRowElements) +
+               ";  // the finish kernel's elements a lane per step along a row");
+    }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
   }
@@ -175,7 +194,7 @@ class KernelEmitter {
     raster_function(out);
     out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
     out.line("TileSequence seq;");
-    if (plan_.has_reductions()) {
+    if (reduces_in_kernel()) {
       out.line("// The cluster owns BM whole rows; its CTAs take every CLUSTER_N-th column tile.");
       out.line("seq.m_block = blockIdx.x / CLUSTER_N;");
       cluster_column_tiles(out);
@@ -266,7 +285,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
 )CUDA");
   }
 
-  void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
+  // The kernel's parameter list (the finish kernel takes the same, so that one argument array serves both).
+  std::string parameters(const KernelSource& result) const {
     std::string params =
         "const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b";
     for (const KernelParam& p : result.params) {
@@ -293,6 +313,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
           break;
       }
     }
+    return params;
+  }
+
+  void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
+    const std::string params = parameters(result);
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.threads()) + ", 1)");
     out.open(result.name + "(" + params + ")");
     out.line("extern __shared__ unsigned char smem_raw[];");
@@ -543,7 +568,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         out.line("if ((k & 1) != consumer) continue;  // ping-pong: alternate row blocks");
       out.line("const int m0 = m_block * BM;");
     }
-    epilogue.begin_stage(out, 0);
+    if (s_.deferred()) {
+      out.line("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // [XSLOTS][N_TILES][M]");
+    } else {
+      epilogue.begin_stage(out, 0);
+    }
     out.open("for (int t = 0; t < tiles.count; ++t)");
     if (shared_rows) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
     if (walks_row_blocks()) {
@@ -564,7 +593,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("warpgroup_sync(consumer);");
     }
     if (!staged_.empty()) staged_.wait(out, walks_row_blocks() ? "g" : "t");
+    if (s_.deferred()) epilogue.begin_stage(out, 0);  // each tile's own row partials
     epilogue.element_loop(out, 0);
+    if (s_.deferred()) epilogue.write_tile_partials(out);
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (!staged_.empty() && last_stage == 0) staged_.release(out);
     if (s_.tma_store) {
@@ -582,6 +613,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.close();
     if (s_.tma_store)
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
+    if (s_.deferred()) return;  // the finish kernel runs the rest
     epilogue.end_stage(out, 0);
     for (int stage = 1; stage < static_cast<int>(plan_.stages.size()); ++stage) {
       out.line();
@@ -609,10 +641,31 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     if (walks_row_blocks()) out.close();
   }
 
+  // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
+  void finish_kernel(CodeStream& out, const KernelSource& result,
+                     const std::map<const te::TensorNode*, std::string>& param_names) const {
+    const EpilogueEmitter rows(plan_, s_, param_names, EpilogueEmitter::Walk::kRow);
+    out.line();
+    out.line("// The deferred reduction's finish kernel: one warp a row.");
+    out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(schedule::kFinishThreads) +
+             ")");
+    out.open(result.finish_name + "(" + parameters(result) + ")");
+    out.line("const int lane = threadIdx.x & 31;");
+    out.line("const int row = blockIdx.x * " + std::to_string(schedule::kFinishRowsPerCta) +
+             " + threadIdx.x / 32;");
+    out.line("if (row >= M) return;");
+    out.line("const bool row_writer = lane == 0;  // writes row-value outputs");
+    out.line("(void)row_writer;");
+    out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
+    rows.finish_row(out);
+    out.close();
+  }
+
   const FusionPlan plan_;  // the effective plan of the schedule
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;
+  std::int64_t parts_offset_ = 0;  // deferred: bytes of the workspace before the row partials
   const StagedInputs staged_;  // tma_inputs
 };
 

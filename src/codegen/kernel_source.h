@@ -38,10 +38,16 @@ struct LaunchConfig {
   bool persistent = false;
   bool row_blocks = false;          // grid_x counts row blocks (x cluster_x): the plan has row reductions
   int ctas_per_multiprocessor = 1;  // of a persistent launch: as many as fit an SM at once
+  // A deferred reduction's finish kernel, launched after the main kernel on the same stream with the same
+  // arguments (finish_grid_x = 0: none): plain CTAs of finish_block_x threads, no cluster, no dynamic shared
+  // memory.
+  int finish_grid_x = 0;
+  int finish_block_x = 0;
 };
 
 struct KernelSource {
   std::string name;    // the extern "C" entry point
+  std::string finish_name;  // the finish kernel's entry point (a deferred reduction), or empty
   std::string source;  // complete, self-contained CUDA C++ for NVRTC
   LaunchConfig launch;
   std::vector<KernelParam> params;

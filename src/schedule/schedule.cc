@@ -37,7 +37,8 @@ int parse_int(const nlohmann::json& object, const std::string& key, const std::s
 }
 
 constexpr WarpRoles kAllWarpRoles[] = {WarpRoles::kCooperative, WarpRoles::kPingPong};
-constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster};
+constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster,
+                                                 ReductionPlacement::kDeferred};
 constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -77,6 +78,8 @@ std::string_view reduction_placement_name(ReductionPlacement placement) {
       return "cta";
     case ReductionPlacement::kCluster:
       return "cluster";
+    case ReductionPlacement::kDeferred:
+      return "deferred";
   }
   return "?";
 }
@@ -181,6 +184,10 @@ void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail
     fail("tma_store=true with N=" + std::to_string(plan.anchor.n) +
          ": output rows must be 16-byte aligned for TMA (N a multiple of 8)");
   }
+}
+
+bool deferrable(const FusionPlan& plan) {
+  return plan.stages.size() == 2 && plan.stages[1].reductions.empty();
 }
 
 bool prefetch_inputs_apply(const FusionPlan& plan) {
@@ -323,6 +330,8 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail("vector_loads=true with N=" + std::to_string(a.n) +
          ": a thread's two neighbouring columns are loaded as one, so N must be even");
   }
+  if (s.deferred() && !plan.has_reductions())
+    fail("deferred reduction placement without row reductions: there is nothing to finish");
   if (plan.has_reductions()) {
     if (s.reduction == ReductionPlacement::kCluster && s.cluster_n == 1) {
       fail("cluster reduction placement with cluster_n=1: use placement 'cta' or a cluster of 2 or more");
@@ -330,6 +339,20 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     if (s.reduction == ReductionPlacement::kCta && s.cluster_n != 1) {
       fail("CTA reduction placement with cluster_n=" + std::to_string(s.cluster_n) +
            ": clusters split rows' columns only with placement 'cluster'");
+    }
+    if (s.deferred()) {
+      if (!deferrable(plan)) {
+        fail("deferred reduction placement with " + std::to_string(plan.stages.size()) +
+             " stages: the finish kernel runs the one stage after a single reduction barrier");
+      }
+      if (s.cluster_n != 1) {
+        fail("deferred reduction placement with cluster_n=" + std::to_string(s.cluster_n) +
+             ": each CTA writes its own tile's row partials, no cluster exchanges them");
+      }
+      if (!plan.carried_tiles.empty() && s.carried != ValueHome::kL2Stash) {
+        fail("deferred reduction placement with carried=" + std::string(value_home_name(s.carried)) +
+             ": the finish kernel re-reads carried tiles from the L2 stash");
+      }
     }
     if (s.cluster_n > n_tiles) {
       fail("cluster_n=" + std::to_string(s.cluster_n) + " exceeds the " + std::to_string(n_tiles) +

@@ -26,6 +26,10 @@ enum class ReductionPlacement : std::uint8_t {
   kCta,      // one CTA owns whole rows and loops over the column tiles (in-thread, quad shuffle, warpgroups)
   kCluster,  // the CTAs of a cluster split the columns and combine row partials through distributed shared
              // memory
+  kDeferred,  // each CTA reduces its own tile's columns and writes the row partials with its carried tiles to
+              // an L2 workspace; a second, memory-bound kernel of the same source (the finish kernel) combines
+              // each row's partials and runs the stage after the reduction. Plans of two stages, carried tiles
+              // in the L2 stash, no cluster.
 };
 
 /// Where tiles needed after a reduction barrier live.
@@ -114,11 +118,12 @@ struct Schedule {
   // when true.
   bool branchless_online_update = false;
 
+  bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
   /// all of the CTA's column tiles, exchanging its own row partials) instead of alternate column tiles of the
   /// same rows.
-  bool alternate_row_blocks() const { return persistent && warp_roles == WarpRoles::kPingPong; }
+  bool alternate_row_blocks() const { return persistent && warp_roles == WarpRoles::kPingPong && !deferred(); }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
   /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
@@ -167,6 +172,14 @@ bool bf16_stash_applies(const FusionPlan& plan, const Schedule& s);
 
 /// The element type of the stash under `s`: bf16 with bf16_stash, f32 otherwise.
 te::DType stash_dtype(const Schedule& s);
+
+/// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
+/// reduction barrier (two stages), nothing reduced in the second.
+bool deferrable(const FusionPlan& plan);
+
+/// The finish kernel of a deferred reduction: the rows each of its CTAs takes (one a warp), its threads.
+inline constexpr int kFinishRowsPerCta = 8;
+inline constexpr int kFinishThreads = 32 * kFinishRowsPerCta;
 
 /// Whether prefetch_inputs can change the kernel of `plan`: an input read per element whose rows are 16-byte
 /// aligned (N x its size a multiple of 16 bytes).

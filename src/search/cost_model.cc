@@ -69,13 +69,15 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // CTAs and the column tiles each computes.
   std::int64_t ctas = 0, tiles_per_cta = 0;
   std::int64_t row_blocks_per_cta = 1;
-  if (plan.has_reductions() && s.persistent) {  // clusters walk the row blocks
+  // A deferred reduction's CTAs take tiles as a plan without reductions does; the finish kernel is apart.
+  const bool in_kernel = plan.has_reductions() && !s.deferred();
+  if (in_kernel && s.persistent) {  // clusters walk the row blocks
     const auto fit = static_cast<std::int64_t>(concurrent_ctas(machine.sms, s.cluster_n)) / s.cluster_n;
     const std::int64_t clusters = std::min<std::int64_t>(row_blocks, std::max<std::int64_t>(1, fit));
     ctas = clusters * s.cluster_n;
     row_blocks_per_cta = ceil_div(row_blocks, clusters);
     tiles_per_cta = row_blocks_per_cta * ceil_div(n_tiles, s.cluster_n);
-  } else if (plan.has_reductions()) {
+  } else if (in_kernel) {
     ctas = row_blocks * s.cluster_n;
     tiles_per_cta = ceil_div(n_tiles, s.cluster_n);
   } else if (s.persistent) {
@@ -137,13 +139,24 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double stashed = te::dtype_bytes(schedule::stash_dtype(s));
   const double stash_bytes =
       stashing ? (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
+  // Deferred: the main kernel writes the stash; the finish kernel streams it back and writes the outputs
+  // (whole rows, coalesced: at the DRAM rate), after a launch of its own.
+  double finish_us = 0;
+  if (s.deferred()) {
+    const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
+                              (stashed * plan.carried_tiles.size() + output_bytes);
+    finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3);
+    bytes_per_element -= output_bytes;
+  }
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
-  const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
+  const double traffic_us =
+      elements * (bytes_per_element + (s.deferred() ? stashed * plan.carried_tiles.size() : stash_bytes)) /
+      dram_per_sm_bytes_per_us;
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.
   const double exchange_us =
-      plan.has_reductions() ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1)) : 0.0;
+      in_kernel ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1)) : 0.0;
   const double tile_epilogue_us = arithmetic_us + traffic_us;
 
   // Per CTA: ping-pong hides one warpgroup's epilogue under the other's mainloop; cooperative warpgroups
@@ -155,7 +168,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   } else {
     cta_us = static_cast<double>(tiles_per_cta) * (tile_main_us + tile_epilogue_us);
   }
-  cta_us += exchange_us * static_cast<double>(plan.has_reductions() ? row_blocks_per_cta : 0);
+  cta_us += exchange_us * static_cast<double>(in_kernel ? row_blocks_per_cta : 0);
   cta_us += machine.cta_start_us;  // once per CTA: per wave without a persistent grid, once with it
 
   CostEstimate estimate;
@@ -166,7 +179,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   double compulsory = 2.0 * static_cast<double>(a.m * a.k + a.n * a.k);
   compulsory += static_cast<double>(a.m) * static_cast<double>(a.n) * compulsory_per_element;
   estimate.dram_us = compulsory / (machine.dram_gbps * 1e3);
-  estimate.total_us = machine.launch_us + std::max(waves * cta_us, estimate.dram_us);
+  estimate.total_us = machine.launch_us + std::max(waves * cta_us, estimate.dram_us) + finish_us;
   return estimate;
 }
 
@@ -174,7 +187,7 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   std::string family(schedule::warp_roles_name(s.warp_roles));
   family += "/" + std::to_string(s.bm);
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
-  if (plan.has_reductions()) family += s.cluster_n > 1 ? "/cluster" : "/cta";
+  if (plan.has_reductions()) family += "/" + std::string(schedule::reduction_placement_name(s.reduction));
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     if (s.*knob.field) family += std::string("/") + knob.name;
   }
@@ -199,6 +212,7 @@ std::vector<int> calibration_features(const schedule::Schedule& s, int* count) {
   one_of(s.cluster_n == 1 ? 0 : s.cluster_n == 2 ? 1 : s.cluster_n == 4 ? 2 : 3, 4);
   one_of(static_cast<int>(s.carried), 3);
   flag(s.raster_group_m == 1);
+  flag(s.deferred());
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) flag(s.*knob.field);
   if (count != nullptr) *count = next;
   return on;

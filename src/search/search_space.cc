@@ -103,7 +103,10 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
     s.reduction = ReductionPlacement::kCta;
   } else {
     s.raster_group_m = 8;
-    s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
+    // A deferred reduction keeps its placement where it can run: no cluster, carried tiles in the L2 stash.
+    const ValueHome deferred_home = plan.carried_tiles.empty() ? ValueHome::kRegisters : ValueHome::kL2Stash;
+    if (!(s.deferred() && s.cluster_n == 1 && s.carried == deferred_home))
+      s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
     s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
@@ -148,6 +151,12 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = expand(raw, clusters, [](Schedule& s, int n) { s.cluster_n = n; });
   raw = expand(raw, homes, [](Schedule& s, ValueHome home) { s.carried = home; });
   raw = expand(raw, rasters, [](Schedule& s, int group) { s.raster_group_m = group; });
+  if (reductions) {  // the placement follows the cluster, except a deferred one (which canonical keeps)
+    raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool deferred) {
+      if (deferred) s.reduction = ReductionPlacement::kDeferred;
+    });
+    raw = unique_canonical(plan, raw);
+  }
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     // The TMA-store epilogue: plans without reductions only.
     const bool off_only = reductions && knob.field == &Schedule::tma_store;
@@ -184,6 +193,15 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
     if (home != s.carried) with([&](Schedule& n) { n.carried = home; });
   }
   with([&](Schedule& n) { n.raster_group_m = s.raster_group_m == 1 ? 8 : 1; });
+  with([&](Schedule& n) {  // the reduction deferred to a finish kernel, or back in the main kernel
+    if (s.deferred()) {
+      n.reduction = ReductionPlacement::kCta;
+    } else {
+      n.reduction = ReductionPlacement::kDeferred;
+      n.cluster_n = 1;
+      n.carried = plan.carried_tiles.empty() ? ValueHome::kRegisters : ValueHome::kL2Stash;
+    }
+  });
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     with([&](Schedule& n) { n.*knob.field = !(s.*knob.field); });
   }

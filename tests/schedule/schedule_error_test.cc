@@ -164,6 +164,40 @@ TEST(ScheduleErrors, ReductionPlacement) {
             "N=512 at BN=128 and cluster_n=2 gives 2: use carried=l2_stash");
 }
 
+TEST(ScheduleErrors, DeferredReduction) {
+  const Plans p;
+  auto deferred = [](Schedule& s) {
+    s.reduction = ReductionPlacement::kDeferred;
+    s.carried = ValueHome::kL2Stash;
+    s.one_pass_variance = true;  // two stages: the mean and variance, then the normalised row
+  };
+  EXPECT_EQ(legality_error(p.ln, deferred), "(no error)");
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.one_pass_variance = false;
+                           }),
+            "schedule for 'mm': deferred reduction placement with 3 stages: the finish kernel runs the one "
+            "stage after a single reduction barrier");
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.cluster_n = 2;
+                           }),
+            "schedule for 'mm': deferred reduction placement with cluster_n=2: each CTA writes its own "
+            "tile's row partials, no cluster exchanges them");
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.carried = ValueHome::kShared;
+                           }),
+            "schedule for 'mm': deferred reduction placement with carried=shared: the finish kernel re-reads "
+            "carried tiles from the L2 stash");
+  EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.reduction = ReductionPlacement::kDeferred; }),
+            "schedule for 'mm': deferred reduction placement without row reductions: there is nothing to "
+            "finish");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),
@@ -315,7 +349,7 @@ TEST(ScheduleJsonErrors, Fields) {
   EXPECT_EQ(parse_error(j), "schedule.warp_roles: unknown value 'pingpong' (valid: cooperative, ping_pong)");
   j = good;
   j["reduction"] = "grid";
-  EXPECT_EQ(parse_error(j), "schedule.reduction: unknown value 'grid' (valid: cta, cluster)");
+  EXPECT_EQ(parse_error(j), "schedule.reduction: unknown value 'grid' (valid: cta, cluster, deferred)");
   j = good;
   j["carried"] = "smem";
   EXPECT_EQ(parse_error(j), "schedule.carried: unknown value 'smem' (valid: registers, l2_stash, shared)");

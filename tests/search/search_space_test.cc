@@ -105,6 +105,27 @@ TEST(SearchSpace, CarriedTilesInSharedMemoryOnlyWhereACtaHoldsItsColumns) {
   EXPECT_TRUE(bf16.contains({64, 4}));
 }
 
+TEST(SearchSpace, DeferredReductionsWhereThePlanHasTwoStages) {
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 512}, {"K", 64}, {"N", 1024}});
+  int deferred = 0;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    if (!s.deferred()) continue;
+    ++deferred;
+    EXPECT_EQ(s.cluster_n, 1) << schedule::to_string(s);
+    EXPECT_EQ(s.carried, schedule::ValueHome::kL2Stash) << schedule::to_string(s);
+    EXPECT_TRUE(s.one_pass_variance) << schedule::to_string(s);  // else three stages
+  }
+  EXPECT_GT(deferred, 0);
+  for (const schedule::Schedule& s : schedule_space(plan_of("gemm", {{"M", 512}, {"K", 64}, {"N", 1024}})))
+    EXPECT_FALSE(s.deferred()) << schedule::to_string(s);
+  // A neighbour of a schedule reducing in the kernel defers, and back.
+  schedule::Schedule cta;
+  cta.carried = schedule::ValueHome::kL2Stash;
+  cta.one_pass_variance = true;
+  const auto near = neighbours(plan, cta);
+  EXPECT_TRUE(std::any_of(near.begin(), near.end(), [](const schedule::Schedule& n) { return n.deferred(); }));
+}
+
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 256}});
   schedule::Schedule s;

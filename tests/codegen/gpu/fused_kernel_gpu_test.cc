@@ -10,6 +10,8 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "codegen/fused_kernel.h"
@@ -383,6 +385,31 @@ std::vector<Case> cases() {
       result, result.size(), "branchless_",
       [](const schedule::FusionPlan&, const Schedule& s) { return s.online_softmax; },
       [](Schedule& s) { s.branchless_online_update = true; });
+  // Every case of two stages so far (a softmax online, a variance in one pass, RMSNorm) once more with its
+  // reduction deferred to the finish kernel: no cluster, carried tiles in the L2 stash, every tile's row
+  // partials combined over the row by the second kernel.
+  auto deferred = [](Schedule& s) {
+    s.reduction = ReductionPlacement::kDeferred;
+    s.cluster_n = 1;
+    s.carried = ValueHome::kL2Stash;
+    s.carry_in_accumulator = s.tma_inputs = s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
+  };
+  add_variants(
+      result, result.size(), "deferred_",
+      [&](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule d = s;
+        deferred(d);
+        return plan.has_reductions() && !s.deferred() && legal(plan, d);
+      },
+      deferred);
+  // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
+  std::set<std::string> seen;
+  std::erase_if(result, [&](const Case& c) {
+    if (!c.schedule.deferred()) return false;
+    std::string key = c.workload + schedule::to_json(c.schedule).dump();
+    for (const auto& [axis, extent] : c.shape) key += axis + std::to_string(extent);
+    return !seen.insert(key).second;
+  });
   return result;
 }
 
