@@ -1,6 +1,6 @@
 // Epilogue emission of deferred reductions (schedule placement `deferred`): the main kernel's tiles end with
-// their row partials in a workspace; the finish kernel combines a row's partials over its column tiles and runs
-// the stage after the reduction along the row.
+// their row partials in a workspace; the finish kernel combines a row's partials over its column tiles and
+// runs the stage after the reduction along the row.
 #include <string>
 
 #include "codegen/epilogue_emitter.h"
@@ -20,7 +20,8 @@ std::string part_at(int x, const std::string& tile, const std::string& row) {
 
 void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   const std::vector<Slot> slots = slots_of_stage(0);
-  out.line("// The tile's row partials: over the quad of lanes sharing a row, then to the workspace, where the");
+  out.line(
+      "// The tile's row partials: over the quad of lanes sharing a row, then to the workspace, where the");
   out.line("// finish kernel combines them with the row's other column tiles.");
   quad_combine(out, slots);
   out.open("if ((lane & 3) == 0)");
@@ -44,7 +45,8 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
   const std::vector<Slot> slots = slots_of_stage(0);
   declare_state(out);
   out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
-  out.line("// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
+  out.line(
+      "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
   out.open("for (int h = 0; h < 1; ++h)");
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);

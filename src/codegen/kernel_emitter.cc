@@ -597,7 +597,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     epilogue.element_loop(out, 0);
     if (s_.deferred()) epilogue.write_tile_partials(out);
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
-    if (!staged_.empty() && last_stage == 0) staged_.release(out);
+    if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
     if (s_.tma_store) {
       out.line("// Make the tile visible to the TMA engine, then one thread stores it box by box.");
       out.line("fence_proxy_async_shared();");
@@ -644,7 +644,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
   void finish_kernel(CodeStream& out, const KernelSource& result,
                      const std::map<const te::TensorNode*, std::string>& param_names) const {
-    const EpilogueEmitter rows(plan_, s_, param_names, EpilogueEmitter::Walk::kRow);
+    const EpilogueEmitter rows(plan_, finish_schedule_, param_names, EpilogueEmitter::Walk::kRow);
     out.line();
     out.line("// The deferred reduction's finish kernel: one warp a row.");
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(schedule::kFinishThreads) +
@@ -666,6 +666,13 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   const std::string& key_;
   int xslots_ = 1;
   std::int64_t parts_offset_ = 0;  // deferred: bytes of the workspace before the row partials
+  // The finish kernel's view of the schedule: its inputs come from global memory (tma_inputs stages a tile's
+  // inputs for the main kernel only).
+  const Schedule finish_schedule_ = [this] {
+    Schedule finish = s_;
+    finish.tma_inputs = false;
+    return finish;
+  }();
   const StagedInputs staged_;  // tma_inputs
 };
 

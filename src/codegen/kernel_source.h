@@ -46,9 +46,9 @@ struct LaunchConfig {
 };
 
 struct KernelSource {
-  std::string name;    // the extern "C" entry point
+  std::string name;         // the extern "C" entry point
   std::string finish_name;  // the finish kernel's entry point (a deferred reduction), or empty
-  std::string source;  // complete, self-contained CUDA C++ for NVRTC
+  std::string source;       // complete, self-contained CUDA C++ for NVRTC
   LaunchConfig launch;
   std::vector<KernelParam> params;
   std::int64_t stash_bytes = 0;

@@ -12,7 +12,7 @@ StagedInputs::StagedInputs(const schedule::FusionPlan& plan, const schedule::Sch
   if (!schedule.tma_inputs) return;
   const std::int64_t boxes = (schedule.bn + 63) / 64;
   for (const schedule::EpilogueInput& input : plan.epilogue_inputs) {
-    if (!schedule::tma_staged(input)) continue;
+    if (!schedule::stages_input(plan, schedule, input)) continue;
     const int rows = input.broadcast == Broadcast::kFull ? schedule.bm : 1;
     inputs_.push_back({input.tensor, input.broadcast, rows, slot_bytes_});
     slot_bytes_ += (boxes * rows * 128 + 1023) / 1024 * 1024;

@@ -217,10 +217,27 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s) {
                                                                            : tiles_per_cta;
 }
 
+bool stages_input(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input) {
+  if (!tma_staged(input)) return false;
+  if (!s.deferred()) return true;
+  const Stage& first = plan.stages.front();
+  for (const auto* tensors : {&first.tiles, &first.reductions}) {
+    for (const te::Tensor& t : *tensors) {
+      for (const te::Tensor& read : te::Program::reads_of(t)) {
+        if (read.same_as(input.tensor)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s) {
-  return plan.has_reductions() && s.carried == ValueHome::kRegisters && tiles_per_warpgroup(plan, s) == 1 &&
-         plan.anchor.n % 8 == 0 &&
-         std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(), tma_staged);
+  // A deferred reduction's warpgroups hold one tile at a time, whatever the value home.
+  const bool one_tile =
+      s.deferred() || (s.carried == ValueHome::kRegisters && tiles_per_warpgroup(plan, s) == 1);
+  return plan.has_reductions() && one_tile && plan.anchor.n % 8 == 0 &&
+         std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                     [&](const EpilogueInput& input) { return stages_input(plan, s, input); });
 }
 
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
@@ -228,7 +245,7 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
   const std::int64_t boxes = ceil_div(s.bn, 64);
   std::int64_t slot = 0;
   for (const EpilogueInput& input : plan.epilogue_inputs) {
-    if (!tma_staged(input)) continue;
+    if (!stages_input(plan, s, input)) continue;
     const std::int64_t rows = input.broadcast == Broadcast::kFull ? s.bm : 1;
     slot += ceil_div(boxes * rows * 128, 1024) * 1024;
   }
@@ -371,7 +388,8 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.tma_inputs && !tma_inputs_apply(plan, s)) {
     fail(
         "tma_inputs=true needs row reductions, carried=registers with one column tile per consumer "
-        "warpgroup, a 16-bit input read per element or per column, and N a multiple of 8 (N=" +
+        "warpgroup or a deferred reduction, a 16-bit input read per element or per column, and N a multiple "
+        "of 8 (N=" +
         std::to_string(a.n) + ", carried=" + std::string(value_home_name(s.carried)) + ", " +
         std::to_string(tiles_per_warpgroup(plan, s)) + " tile(s) per warpgroup)");
   }

@@ -23,13 +23,13 @@ enum class WarpRoles : std::uint8_t {
 
 /// Where a reduction over a row's N columns combines.
 enum class ReductionPlacement : std::uint8_t {
-  kCta,      // one CTA owns whole rows and loops over the column tiles (in-thread, quad shuffle, warpgroups)
-  kCluster,  // the CTAs of a cluster split the columns and combine row partials through distributed shared
-             // memory
+  kCta,       // one CTA owns whole rows and loops over the column tiles (in-thread, quad shuffle, warpgroups)
+  kCluster,   // the CTAs of a cluster split the columns and combine row partials through distributed shared
+              // memory
   kDeferred,  // each CTA reduces its own tile's columns and writes the row partials with its carried tiles to
-              // an L2 workspace; a second, memory-bound kernel of the same source (the finish kernel) combines
-              // each row's partials and runs the stage after the reduction. Plans of two stages, carried tiles
-              // in the L2 stash, no cluster.
+              // an L2 workspace; a second, memory-bound kernel of the same source (the finish kernel)
+              // combines each row's partials and runs the stage after the reduction. Plans of two stages,
+              // carried tiles in the L2 stash, no cluster.
 };
 
 /// Where tiles needed after a reduction barrier live.
@@ -123,7 +123,9 @@ struct Schedule {
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
   /// all of the CTA's column tiles, exchanging its own row partials) instead of alternate column tiles of the
   /// same rows.
-  bool alternate_row_blocks() const { return persistent && warp_roles == WarpRoles::kPingPong && !deferred(); }
+  bool alternate_row_blocks() const {
+    return persistent && warp_roles == WarpRoles::kPingPong && !deferred();
+  }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
   /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
@@ -198,9 +200,13 @@ bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether tma_inputs stages `input`: 16 bits, read per element or per column.
 bool tma_staged(const EpilogueInput& input);
 
+/// Whether tma_inputs stages `input` of `plan` under `s`: tma_staged, and with a deferred reduction read in
+/// stage 0 (the main kernel's; the finish kernel reads the rest from global memory).
+bool stages_input(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input);
+
 /// Whether tma_inputs applies to `plan` under `s`: row reductions, each consumer warpgroup holding one column
-/// tile of a row block with carried tiles in registers (tiles_per_warpgroup), a staged input, and N a
-/// multiple of 8 (TMA needs 16-byte row strides).
+/// tile of a row block with carried tiles in registers (tiles_per_warpgroup) or a deferred reduction (a tile
+/// at a time), a staged input, and N a multiple of 8 (TMA needs 16-byte row strides).
 bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Column tiles each consumer warpgroup holds of a row block: a CTA's tiles, split between ping-pong

@@ -519,7 +519,8 @@ TEST(KernelEmitter, DeferredReductionFinishesRowsInASecondKernel) {
   // The finish kernel: every column tile's partials combined with Chan's formula, then the last stage
   // along the row from the stash.
   EXPECT_TRUE(contains(finish_kernel, "for (int t = lane; t < N_TILES; t += 32)"));
-  EXPECT_TRUE(contains(finish_kernel, "chan_combine(n, mean, m2, parts[((size_t)2 * N_TILES + t) * M + row]"));
+  EXPECT_TRUE(
+      contains(finish_kernel, "chan_combine(n, mean, m2, parts[((size_t)2 * N_TILES + t) * M + row]"));
   EXPECT_TRUE(contains(finish_kernel, "v = v + parts[((size_t)0 * N_TILES + t) * M + row];"));
   EXPECT_TRUE(contains(finish_kernel, "// ---- stage 1 ----"));
   EXPECT_TRUE(contains(finish_kernel, "const int gcol = n0 + (i >> 1) * 64 + lane * 2 + (i & 1);"));
@@ -600,7 +601,8 @@ TEST(KernelEmitter, BranchlessOnlineUpdateTakesOneExpAnElementAndASelect) {
   EXPECT_TRUE(contains(source, "red0_1[h] = d > 0.0f ? fmaf(red0_1[h], e, 1.0f) : red0_1[h] + e;"));
   EXPECT_TRUE(contains(source, "red0_1_m[h] = fmaxf(red0_1_m[h], cx);"));
   // Only the update differs: the combines and the last stage are the same text.
-  EXPECT_EQ(count(source, "rescaled_combine(s, m, os, om);"), count(branching, "rescaled_combine(s, m, os, om);"));
+  EXPECT_EQ(count(source, "rescaled_combine(s, m, os, om);"),
+            count(branching, "rescaled_combine(s, m, os, om);"));
   EXPECT_TRUE(contains(source, "row_sm_sum[h] = (red0_1[h] * expf(red0_1_m[h] - row_sm_max[h]));"));
   // Without the online softmax there is no update to change: refused.
   s.online_softmax = false;

@@ -289,8 +289,15 @@ TEST(ScheduleErrors, Budgets) {
                              s.tma_inputs = true;
                            }),
             "schedule for 'mm': tma_inputs=true needs row reductions, carried=registers with one column tile "
-            "per consumer warpgroup, a 16-bit input read per element or per column, and N a multiple of 8 "
-            "(N=256, carried=l2_stash, 2 tile(s) per warpgroup)");
+            "per consumer warpgroup or a deferred reduction, a 16-bit input read per element or per column, "
+            "and N a multiple of 8 (N=256, carried=l2_stash, 2 tile(s) per warpgroup)");
+  EXPECT_EQ(legality_error(rms,
+                           [](Schedule& s) {  // a tile at a time: the same stash, staged inputs
+                             s.carried = ValueHome::kL2Stash;
+                             s.reduction = ReductionPlacement::kDeferred;
+                             s.tma_inputs = true;
+                           }),
+            "(no error)");
   EXPECT_EQ(legality_error(rms, [](Schedule& s) { s.fenced_exchange_arrive = true; }),
             "schedule for 'mm': fenced_exchange_arrive=true without a cluster exchange of row partials "
             "(cluster_n=1)");

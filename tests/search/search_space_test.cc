@@ -123,7 +123,8 @@ TEST(SearchSpace, DeferredReductionsWhereThePlanHasTwoStages) {
   cta.carried = schedule::ValueHome::kL2Stash;
   cta.one_pass_variance = true;
   const auto near = neighbours(plan, cta);
-  EXPECT_TRUE(std::any_of(near.begin(), near.end(), [](const schedule::Schedule& n) { return n.deferred(); }));
+  EXPECT_TRUE(
+      std::any_of(near.begin(), near.end(), [](const schedule::Schedule& n) { return n.deferred(); }));
 }
 
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {

@@ -402,6 +402,13 @@ std::vector<Case> cases() {
         return plan.has_reductions() && !s.deferred() && legal(plan, d);
       },
       deferred);
+  // The deferred cases once more with their 16-bit inputs staged in shared memory by the producer.
+  add_variants(
+      result, result.size(), "tma_inputs_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return s.deferred() && schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s);
+      },
+      [](Schedule& s) { s.tma_inputs = true; });
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
