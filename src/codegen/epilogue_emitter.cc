@@ -346,17 +346,19 @@ bool EpilogueEmitter::stores_in_pairs() const {
 
 std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) const {
   std::vector<Store> stores;
+  // Outputs leave through the staging buffer in plans without reductions; a deferred reduction's stash does.
+  const bool outputs_staged = schedule_.tma_store && !schedule_.deferred();
   for (const te::Tensor& t : plan_.stages[stage].tiles) {
     if (is_output(t)) {
       stores.push_back(
-          {"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false, schedule_.tma_store});
+          {"out_" + t.name(), t.dtype(), "v_" + t.name(), "pend_" + t.name(), false, outputs_staged});
     }
   }
   if (stage == 0) {
     for (const te::Tensor& output : plan_.program.outputs()) {
       if (plan_.role(output) == Role::kAnchor) {
         stores.push_back({"out_" + output.name(), output.dtype(), "acc[i]", "pend_" + output.name(), false,
-                          schedule_.tma_store});
+                          outputs_staged});
       }
     }
   }
@@ -367,7 +369,7 @@ std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) 
       const std::string value = plan_.role(t) == Role::kAnchor ? "acc[i]" : "v_" + t.name();
       stores.push_back({"(stash + (size_t)" + std::to_string(c) + " * M * N)",
                         schedule::stash_dtype(schedule_), value, "pend_stash" + std::to_string(c), true,
-                        false});
+                        schedule_.tma_store && schedule_.deferred()});
     }
   }
   return stores;

@@ -131,6 +131,14 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         args.push_back(&maps.back());
         break;
       }
+      case KernelParam::Kind::kTmaStash: {
+        COMFUSE_CHECK(bindings.stash != nullptr, "a TMA-stored stash has its buffer");
+        const auto& shape = p.tensor.shape();
+        maps.push_back(encode_operand_map(context_.driver(), bindings.stash->get(), te::DType::bf16, shape[0],
+                                          shape[1], p.box_rows));
+        args.push_back(&maps.back());
+        break;
+      }
       case KernelParam::Kind::kInput:
         pointers.push_back(bindings.inputs.at(position_of(program_.inputs(), p.tensor)).get());
         args.push_back(&pointers.back());

@@ -56,7 +56,11 @@ class KernelEmitter {
       result.params.push_back({KernelParam::Kind::kOutput, output});
       param_names[output.get()] = "out_" + output.name();
     }
-    if (s_.tma_store) result.params.push_back({KernelParam::Kind::kTmaOut, plan_.program.outputs()[0], 64});
+    if (s_.tma_store && s_.deferred()) {
+      result.params.push_back({KernelParam::Kind::kTmaStash, plan_.carried_tiles.at(0), 64});
+    } else if (s_.tma_store) {
+      result.params.push_back({KernelParam::Kind::kTmaOut, plan_.program.outputs()[0], 64});
+    }
     for (const auto& [input, rows] : staged_.boxes())
       result.params.push_back({KernelParam::Kind::kTmaIn, input, rows});
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
@@ -308,6 +312,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         case KernelParam::Kind::kTmaOut:
           params += ",\n    const __grid_constant__ TmaDescriptor tma_out";
           break;
+        case KernelParam::Kind::kTmaStash:
+          params += ",\n    const __grid_constant__ TmaDescriptor tma_stash";
+          break;
         case KernelParam::Kind::kTmaIn:
           params += ",\n    const __grid_constant__ TmaDescriptor tma_in_" + p.tensor.name();
           break;
@@ -329,9 +336,14 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line(
           "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
           "swizzled");
-      out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
+      if (staged_.empty()) {
+        out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
+      } else {  // a deferred reduction's stash tile and its staged inputs
+        staged_.carve(out, "sOut + CONSUMERS * 64 * BN");
+        out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
+      }
     } else if (!staged_.empty()) {
-      staged_.carve(out);
+      staged_.carve(out, "sB + STAGES * BN * BK");
       out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
     } else {
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
@@ -605,7 +617,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.open("if (store_leader)");
       out.line("#pragma unroll");
       out.open("for (int b = 0; b < BN / 64; ++b)");
-      out.line("tma_store_2d(&tma_out, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);");
+      out.line(std::string("tma_store_2d(") + (s_.deferred() ? "&tma_stash" : "&tma_out") +
+               ", stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);");
       out.close();
       out.line("bulk_commit();");
       out.close();
@@ -666,11 +679,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   const std::string& key_;
   int xslots_ = 1;
   std::int64_t parts_offset_ = 0;  // deferred: bytes of the workspace before the row partials
-  // The finish kernel's view of the schedule: its inputs come from global memory (tma_inputs stages a tile's
-  // inputs for the main kernel only).
+  // The finish kernel's view of the schedule: its inputs come from global memory and its outputs go there
+  // (tma_inputs and tma_store stage a tile's inputs and its stash for the main kernel only).
   const Schedule finish_schedule_ = [this] {
     Schedule finish = s_;
-    finish.tma_inputs = false;
+    finish.tma_inputs = finish.tma_store = false;
     return finish;
   }();
   const StagedInputs staged_;  // tma_inputs

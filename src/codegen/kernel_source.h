@@ -13,14 +13,16 @@ namespace comfuse::codegen {
 /// One kernel parameter, in signature order.
 struct KernelParam {
   enum class Kind : std::uint8_t {
-    kTmaA,    // TMA descriptor of the anchor's A operand, box [BM rows, 64 columns]
-    kTmaB,    // TMA descriptor of the anchor's B operand, box [BN rows, 64 columns]
-    kInput,   // pointer to an epilogue input
-    kOutput,  // pointer to a program output
-    kStash,   // f32 workspace of stash_bytes for tiles carried across reductions (null when 0 bytes)
-    kTmaOut,  // TMA descriptor of an output, box [box_rows, 64 columns], for the TMA-store epilogue
-    kTmaIn,   // TMA descriptor of an epilogue input, box [box_rows, 64 columns], for tma_inputs (a
-              // vector [N] is read as one row [1, N])
+    kTmaA,      // TMA descriptor of the anchor's A operand, box [BM rows, 64 columns]
+    kTmaB,      // TMA descriptor of the anchor's B operand, box [BN rows, 64 columns]
+    kInput,     // pointer to an epilogue input
+    kOutput,    // pointer to a program output
+    kStash,     // f32 workspace of stash_bytes for tiles carried across reductions (null when 0 bytes)
+    kTmaOut,    // TMA descriptor of an output, box [box_rows, 64 columns], for the TMA-store epilogue
+    kTmaIn,     // TMA descriptor of an epilogue input, box [box_rows, 64 columns], for tma_inputs (a
+                // vector [N] is read as one row [1, N])
+    kTmaStash,  // TMA descriptor of the bf16 stash as [M, N] (`tensor`: the carried tile), box [box_rows, 64
+                // columns], for a deferred reduction's TMA-store epilogue
   };
   Kind kind;
   te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)

@@ -62,7 +62,7 @@ void StagedInputs::helpers(CodeStream& out) const {
   out.line();
 }
 
-void StagedInputs::carve(CodeStream& out) const {
+void StagedInputs::carve(CodeStream& out, const std::string& start) const {
   std::string layout;
   for (const Input& in : inputs_) {
     layout += (layout.empty() ? "" : ", ") + in.tensor.name() + " at " + std::to_string(in.offset);
@@ -70,8 +70,7 @@ void StagedInputs::carve(CodeStream& out) const {
   out.line("constexpr u32 IN_SLOT_BYTES = " + std::to_string(slot_bytes_) +
            ", IN_TX_BYTES = " + std::to_string(tx_bytes_) +
            ", IN_BOXES = " + std::to_string((schedule_.bn + 63) / 64) + ";  // staged inputs: " + layout);
-  out.line(
-      "unsigned char* sIn = (unsigned char*)(sB + STAGES * BN * BK);  // [2][IN_SLOT_BYTES] staged inputs");
+  out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // [2][IN_SLOT_BYTES] staged inputs");
   out.line("u64* in_full = (u64*)(sIn + 2 * IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
   out.line("u64* in_empty = in_full + 2;                     // the slot's readers are done with it");
 }

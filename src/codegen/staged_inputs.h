@@ -40,9 +40,9 @@ class StagedInputs {
 
   /// `lds_u16`, the staged reads' load.
   void helpers(CodeStream& out) const;
-  /// The slots after the operand ring (`sIn`), their layout constants and their barriers; the ring's
-  /// barriers follow `in_empty + 2`.
-  void carve(CodeStream& out) const;
+  /// The slots from `start` on (`sIn`; a pointer expression: the end of the operand ring, or of the TMA-store
+  /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.
+  void carve(CodeStream& out, const std::string& start) const;
   void init_barriers(CodeStream& out, const std::string& readers) const;
   /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
   void produce(CodeStream& out, const std::string& tile, const std::string& m_block,

@@ -167,6 +167,21 @@ int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
 // The TMA-store epilogue stages one 16-bit output tile per consumer warpgroup in 64-column boxes.
 template <typename Fail>
 void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail) {
+  if (s.deferred()) {  // the stash's one bf16 tile leaves through the staging buffer
+    if (!s.bf16_stash || plan.carried_tiles.size() != 1) {
+      fail("tma_store=true with a deferred reduction needs bf16_stash=true and one carried tile (" +
+           std::to_string(plan.carried_tiles.size()) +
+           " carried, bf16_stash=" + (s.bf16_stash ? "true" : "false") + ")");
+    }
+    if (s.bn % 64 != 0)
+      fail("tma_store=true with BN=" + std::to_string(s.bn) +
+           ": the stash tile leaves in boxes of 64 columns");
+    if (plan.anchor.n % 8 != 0) {
+      fail("tma_store=true with N=" + std::to_string(plan.anchor.n) +
+           ": stash rows must be 16-byte aligned for TMA (N a multiple of 8)");
+    }
+    return;
+  }
   if (plan.has_reductions())
     fail("tma_store=true with row reductions: the TMA-store epilogue is for plans without reductions");
   if (s.bn % 64 != 0)

@@ -58,7 +58,8 @@ struct Schedule {
   bool persistent = false;
   // Plans without row reductions whose one output is a 16-bit [M, N] tile: each consumer warpgroup writes its
   // 64 x BN output tile into 128-byte-swizzled shared memory and one thread stores it with TMA, which runs on
-  // while the warpgroup goes on to its next tile. Written to JSON only when true, like `persistent`.
+  // while the warpgroup goes on to its next tile. With a deferred reduction, the same for its one carried tile
+  // in the bf16 stash. Written to JSON only when true, like `persistent`.
   bool tma_store = false;
   // Epilogue inputs read per element or per column (residuals, biases) and stash re-reads load each thread's
   // two neighbouring columns at once (32-bit for 16-bit types, 64-bit for f32); needs N even. Written to JSON

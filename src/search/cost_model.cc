@@ -151,7 +151,9 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
   const double traffic_us =
-      elements * (bytes_per_element + (s.deferred() ? stashed * plan.carried_tiles.size() : stash_bytes)) /
+      elements *
+      (bytes_per_element +
+       (s.deferred() ? stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0) : stash_bytes)) /
       dram_per_sm_bytes_per_us;
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.

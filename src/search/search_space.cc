@@ -107,7 +107,7 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
     const ValueHome deferred_home = plan.carried_tiles.empty() ? ValueHome::kRegisters : ValueHome::kL2Stash;
     if (!(s.deferred() && s.cluster_n == 1 && s.carried == deferred_home))
       s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-    s.tma_store = false;
+    if (!s.deferred()) s.tma_store = false;  // a deferred reduction's stash may leave by TMA
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
@@ -158,10 +158,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
     raw = unique_canonical(plan, raw);
   }
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-    // The TMA-store epilogue: plans without reductions only.
-    const bool off_only = reductions && knob.field == &Schedule::tma_store;
-    raw = expand(raw, off_only ? std::vector<bool>{false} : std::vector<bool>{false, true},
-                 [&](Schedule& s, bool on) { s.*knob.field = on; });
+    raw = expand(raw, std::vector<bool>{false, true}, [&](Schedule& s, bool on) { s.*knob.field = on; });
     // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product
     // grows only by the knobs that apply; each depends only on fields set before it.
     raw = unique_canonical(plan, raw);

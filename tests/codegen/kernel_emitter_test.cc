@@ -2,6 +2,8 @@
 // the instructions each schedule calls for, and the stash size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
 #include "codegen/test_programs.h"
@@ -526,6 +528,19 @@ TEST(KernelEmitter, DeferredReductionFinishesRowsInASecondKernel) {
   EXPECT_TRUE(contains(finish_kernel, "const int gcol = n0 + (i >> 1) * 64 + lane * 2 + (i & 1);"));
   EXPECT_TRUE(contains(finish_kernel, "stash[((size_t)0 * M + grow) * N + gcol]"));
   EXPECT_FALSE(contains(finish_kernel, "wgmma"));
+  // With its stash in bf16 through TMA: the main kernel's stash tile is staged and stored box by box, the
+  // finish kernel's outputs still go straight to global memory.
+  Schedule tma = s;
+  tma.bf16_stash = tma.tma_store = true;
+  const KernelSource staged = emit_kernel(ln, tma, kKey);
+  EXPECT_TRUE(std::any_of(staged.params.begin(), staged.params.end(),
+                          [](const KernelParam& p) { return p.kind == KernelParam::Kind::kTmaStash; }));
+  const std::size_t staged_finish = staged.source.find(staged.finish_name + "(");
+  EXPECT_TRUE(contains(staged.source.substr(0, staged_finish),
+                       "tma_store_2d(&tma_stash, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
+  EXPECT_TRUE(
+      contains(staged.source.substr(0, staged_finish), "(u32)pend_stash0 | ((u32)f32_to_bf16(v_summed)"));
+  EXPECT_FALSE(contains(staged.source.substr(staged_finish), "staged_offset"));
   // The same kernels with the placement in the main kernel have no finish kernel.
   s.reduction = ReductionPlacement::kCta;
   EXPECT_TRUE(emit_kernel(ln, s, kKey).finish_name.empty());

@@ -193,6 +193,19 @@ TEST(ScheduleErrors, DeferredReduction) {
                            }),
             "schedule for 'mm': deferred reduction placement with carried=shared: the finish kernel re-reads "
             "carried tiles from the L2 stash");
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.tma_store = true;
+                           }),
+            "schedule for 'mm': tma_store=true with a deferred reduction needs bf16_stash=true and one "
+            "carried tile (1 carried, bf16_stash=false)");
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.tma_store = s.bf16_stash = true;
+                           }),
+            "(no error)");
   EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.reduction = ReductionPlacement::kDeferred; }),
             "schedule for 'mm': deferred reduction placement without row reductions: there is nothing to "
             "finish");

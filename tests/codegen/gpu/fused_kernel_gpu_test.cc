@@ -409,6 +409,15 @@ std::vector<Case> cases() {
         return s.deferred() && schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s);
       },
       [](Schedule& s) { s.tma_inputs = true; });
+  // The deferred cases with a bf16 stash once more with its tile stored through shared memory by TMA.
+  add_variants(
+      result, result.size(), "tma_store_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.tma_store = true;
+        return s.deferred() && s.bf16_stash && legal(plan, t);
+      },
+      [](Schedule& s) { s.tma_store = true; });
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
