@@ -536,10 +536,10 @@ TEST(KernelEmitter, DeferredReductionFinishesRowsInASecondKernel) {
   EXPECT_TRUE(std::any_of(staged.params.begin(), staged.params.end(),
                           [](const KernelParam& p) { return p.kind == KernelParam::Kind::kTmaStash; }));
   const std::size_t staged_finish = staged.source.find(staged.finish_name + "(");
-  EXPECT_TRUE(contains(staged.source.substr(0, staged_finish),
-                       "tma_store_2d(&tma_stash, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
+  const std::string staged_main = staged.source.substr(0, staged_finish);
   EXPECT_TRUE(
-      contains(staged.source.substr(0, staged_finish), "(u32)pend_stash0 | ((u32)f32_to_bf16(v_summed)"));
+      contains(staged_main, "tma_store_2d(&tma_stash, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
+  EXPECT_TRUE(contains(staged_main, "(u32)pend_stash0 | ((u32)f32_to_bf16(v_summed)"));
   EXPECT_FALSE(contains(staged.source.substr(staged_finish), "staged_offset"));
   // The same kernels with the placement in the main kernel have no finish kernel.
   s.reduction = ReductionPlacement::kCta;
