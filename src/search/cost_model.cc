@@ -70,7 +70,8 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   std::int64_t ctas = 0, tiles_per_cta = 0;
   std::int64_t row_blocks_per_cta = 1;
   // A deferred reduction's CTAs take tiles as a plan without reductions does; the finish kernel is apart.
-  const bool in_kernel = plan.has_reductions() && !s.deferred();
+  const bool deferred = plan.has_reductions() && s.deferred();
+  const bool in_kernel = plan.has_reductions() && !deferred;
   if (in_kernel && s.persistent) {  // clusters walk the row blocks
     const auto fit = static_cast<std::int64_t>(concurrent_ctas(machine.sms, s.cluster_n)) / s.cluster_n;
     const std::int64_t clusters = std::min<std::int64_t>(row_blocks, std::max<std::int64_t>(1, fit));
@@ -142,7 +143,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // Deferred: the main kernel writes the stash; the finish kernel streams it back and writes the outputs
   // (whole rows, coalesced: at the DRAM rate), after a launch of its own.
   double finish_us = 0;
-  if (s.deferred()) {
+  if (deferred) {
     const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
                               (stashed * plan.carried_tiles.size() + output_bytes);
     finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3);
@@ -153,7 +154,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double traffic_us =
       elements *
       (bytes_per_element +
-       (s.deferred() ? stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0) : stash_bytes)) /
+       (deferred ? stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0) : stash_bytes)) /
       dram_per_sm_bytes_per_us;
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.

@@ -40,6 +40,32 @@ TEST(CostModel, PingPongHidesAStashingEpilogue) {
   EXPECT_LT(estimate(plan, ping_pong).total_us, estimate(plan, cooperative).total_us);
 }
 
+TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
+  // post-LN M8192 N4096: a deferred schedule is a GEMM grid plus the finish kernel, which streams the stash
+  // back and writes the output at the DRAM rate. Against the plain GEMM on the same schedule (which writes
+  // the output itself), at least the bf16 stash's 64 MB read back is added.
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
+  schedule::Schedule deferred;
+  deferred.bm = 64;
+  deferred.bn = 256;
+  deferred.warp_roles = schedule::WarpRoles::kPingPong;
+  deferred.carried = schedule::ValueHome::kL2Stash;
+  deferred.one_pass_variance = true;
+  deferred.reduction = schedule::ReductionPlacement::kDeferred;
+  const double f32 = estimate(plan, deferred).total_us;
+  deferred.bf16_stash = true;
+  const double bf16 = estimate(plan, deferred).total_us;
+  schedule::Schedule plain = deferred;  // the same tiles and warp roles, nothing to defer
+  plain.reduction = schedule::ReductionPlacement::kCta;
+  plain.one_pass_variance = plain.bf16_stash = false;
+  const double gemm = estimate(plan_of("gemm", {{"M", 8192}, {"K", 1024}, {"N", 4096}}), plain).total_us;
+  const MachineModel machine;
+  const double stash_read_bytes = 8192.0 * 4096 * 2;
+  EXPECT_GT(bf16, gemm + stash_read_bytes / (machine.dram_gbps * 1e3));
+  EXPECT_GT(f32, bf16);  // twice the stash bytes, written and read
+  EXPECT_EQ(model_family(plan, deferred).find("/deferred/") != std::string::npos, true);
+}
+
 TEST(CostModel, FewCtasLeaveSmsIdle) {
   // M=1024 at BM=128 gives 8 row blocks: a CTA per row block uses 8 SMs, a cluster of 8 uses 64.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 1024}, {"K", 4096}, {"N", 1024}});
