@@ -214,7 +214,7 @@ std::string_view broadcast_name(Broadcast broadcast) {
 }
 
 FusionPlan plan_fusion(const te::Program& program) {
-  FusionPlan plan{program, {}, {}, {}, {}, {}, {}};
+  FusionPlan plan{program, {}, {}, {}, {}, {}, {}, {}, {}};
   const auto& tensors = program.tensors();
   plan.roles.assign(tensors.size(), Role::kInput);
   plan.stage_of.assign(tensors.size(), 0);
