@@ -54,14 +54,15 @@ struct Shape {
 struct Case {
   std::string what;
   te::Program program;
-  std::optional<Knobs> knobs;  // the plan's default schedule when absent
+  std::optional<Knobs> knobs;  // the plan's default schedule when absent (and no `schedule`)
+  std::optional<Schedule> schedule = std::nullopt;  // a schedule as it is, before `knobs`
 };
 
 struct Outcome {
   bool ok = false;
   std::size_t cubin_bytes = 0;
-  bool has_entry_point = false;
-  std::string message;  // log and source head on failure
+  bool has_entry_point = false;  // and the finish kernel's, if the source has one
+  std::string message;           // log and source head on failure
 };
 
 std::string head_of(const std::string& source, int lines) {
@@ -90,7 +91,9 @@ Outcome compile(const KernelSource& kernel) {
       outcome.cubin_bytes > 0) {
     std::string cubin(outcome.cubin_bytes, '\0');
     nvrtcGetCUBIN(program, cubin.data());
-    outcome.has_entry_point = cubin.find(kernel.name) != std::string::npos;
+    outcome.has_entry_point =
+        cubin.find(kernel.name) != std::string::npos &&
+        (kernel.finish_name.empty() || cubin.find(kernel.finish_name) != std::string::npos);
     outcome.ok = true;
   } else {
     outcome.message = std::string("NVRTC: ") + nvrtcGetErrorString(result) + "\n--- log ---\n" + log +
@@ -107,7 +110,9 @@ void compile_all(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     try {
       const FusionPlan plan = schedule::plan_fusion(c.program);
-      const Schedule s = c.knobs ? make_schedule(*c.knobs) : schedule::default_schedule(plan);
+      const Schedule s = c.schedule ? *c.schedule
+                         : c.knobs  ? make_schedule(*c.knobs)
+                                    : schedule::default_schedule(plan);
       kernels.push_back(emit_kernel(plan, s, kKey));
       names.push_back(c.what + " [" + schedule::to_string(s) + "]");
       EXPECT_LE(kernels.back().launch.shared_bytes, schedule::TargetLimits{}.max_shared_memory_per_block)
@@ -221,6 +226,33 @@ TEST(KernelCompile, Softmaxes) {
        Knobs{.bm = 64, .bn = 64, .stages = 3, .cluster_n = 4, .carried = ValueHome::kL2Stash}},
       {"gemm_softcap_softmax tiny cta", workload("gemm_softcap_softmax", kTiny),
        Knobs{.bm = 64, .bn = 64, .stages = 2, .carried = ValueHome::kL2Stash}},
+  });
+}
+
+TEST(KernelCompile, DeferredReductions) {
+  // Two kernels in one source: the main kernel a tile a CTA, the finish kernel a warp a row.
+  Schedule online = make_schedule(Knobs{.bm = 64,
+                                        .bn = 128,
+                                        .roles = WarpRoles::kPingPong,
+                                        .carried = ValueHome::kL2Stash,
+                                        .vector_loads = true});
+  online.reduction = ReductionPlacement::kDeferred;
+  online.online_softmax = online.batched_reads = online.deep_reads = true;
+  Schedule one_pass = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
+  one_pass.reduction = ReductionPlacement::kDeferred;
+  one_pass.one_pass_variance = one_pass.bf16_stash = one_pass.persistent = one_pass.interior_tiles = true;
+  Schedule rms = one_pass;
+  rms.one_pass_variance = false;
+  Schedule staged = one_pass;
+  staged.tma_inputs = staged.tma_store = true;
+  staged.stages = 2;
+  compile_all({
+      {"gemm_softmax online, N even", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt, online},
+      {"gemm_softcap_softmax tiny online", workload("gemm_softcap_softmax", kTiny), std::nullopt, online},
+      {"post_layernorm odd one pass, bf16 stash", workload("post_layernorm", kOdd), std::nullopt, one_pass},
+      {"post_rmsnorm odd (two stages of its own)", workload("post_rmsnorm", kOdd), std::nullopt, rms},
+      {"post_layernorm reduced, inputs and stash through TMA", workload("post_layernorm", kReduced),
+       std::nullopt, staged},
   });
 }
 
