@@ -127,6 +127,11 @@ std::string EpilogueEmitter::row_of_h() const {
   return walk_ == Walk::kRow ? "row" : "m0 + local_row0 + 8 * h";
 }
 
+std::string EpilogueEmitter::column_of_i() const {
+  return walk_ == Walk::kRow ? "n0 + (i >> 1) * 64 + lane * 2 + (i & 1)"
+                             : "n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1)";
+}
+
 std::string EpilogueEmitter::interior_test() const {
   return walk_ == Walk::kRow ? "n0 + ROW_ELEMS / 2 * 64 <= N" : "m0 + BM <= M && n0 + BN <= N";
 }
@@ -430,15 +435,9 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
                                    bool interior) const {
   const auto& tensors = plan_.program.tensors();
   auto element_coordinates = [&] {
-    if (walk_ == Walk::kRow) {
-      out.line("constexpr int h = 0;");
-      out.line("const int grow = row;");
-      out.line("const int gcol = n0 + (i >> 1) * 64 + lane * 2 + (i & 1);");
-    } else {
-      out.line("const int h = (i >> 1) & 1;");
-      out.line("const int grow = m0 + local_row0 + 8 * h;");
-      out.line("const int gcol = n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1);");
-    }
+    out.line(walk_ == Walk::kRow ? "constexpr int h = 0;" : "const int h = (i >> 1) & 1;");
+    out.line("const int grow = " + row_of_h() + ";");
+    out.line("const int gcol = " + column_of_i() + ";");
     out.line(interior ? "constexpr bool inb = true;" : "const bool inb = grow < M && gcol < N;");
     out.line("(void)inb;");
   };

@@ -132,6 +132,7 @@ class EpilogueEmitter {
   std::string elements() const;       // a thread's elements of a tile (kFragment) or of a row step (kRow)
   std::string rows_loop() const;      // the loop over a thread's rows, h
   std::string row_of_h() const;       // the global row of h
+  std::string column_of_i() const;    // the global column of element i
   std::string interior_test() const;  // the elements walked lie inside the matrix
 
   const schedule::FusionPlan& plan_;

@@ -138,24 +138,22 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // Loaded two columns at a time (vector_loads), re-reads and inputs cost fewer transactions.
   const double load_weight = s.vector_loads ? 0.7 : 1.0;
   const double stashed = te::dtype_bytes(schedule::stash_dtype(s));
-  const double stash_bytes =
-      stashing ? (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1) : 0;
-  // Deferred: the main kernel writes the stash; the finish kernel streams it back and writes the outputs
-  // (whole rows, coalesced: at the DRAM rate), after a launch of its own.
-  double finish_us = 0;
+  double stash_bytes = 0, finish_us = 0;
   if (deferred) {
+    // The main kernel only writes the stash (in whole lines through TMA with tma_store); the finish kernel
+    // streams it back and writes the outputs (whole rows, coalesced: at the DRAM rate), after a launch of its
+    // own.
+    stash_bytes = stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0);
     const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
                               (stashed * plan.carried_tiles.size() + output_bytes);
     finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3);
     bytes_per_element -= output_bytes;
+  } else if (stashing) {
+    stash_bytes = (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1);
   }
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
-  const double traffic_us =
-      elements *
-      (bytes_per_element +
-       (deferred ? stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0) : stash_bytes)) /
-      dram_per_sm_bytes_per_us;
+  const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.
   const double exchange_us =

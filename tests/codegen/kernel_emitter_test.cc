@@ -2,8 +2,6 @@
 // the instructions each schedule calls for, and the stash size.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
 #include "codegen/test_programs.h"
@@ -492,61 +490,6 @@ TEST(KernelEmitter, Bf16StashHoldsCarriedTilesInHalfTheBytes) {
                    }(),
                    kKey),
                CompileError);
-}
-
-TEST(KernelEmitter, DeferredReductionFinishesRowsInASecondKernel) {
-  const FusionPlan ln = plan_of("post_layernorm", 77, 72, 1000);
-  Schedule s = cluster_schedule(128, 128, 1, ValueHome::kL2Stash);
-  s.one_pass_variance = true;
-  s.reduction = ReductionPlacement::kDeferred;
-  const KernelSource k = emit_kernel(ln, s, kKey);
-  ASSERT_EQ(k.finish_name, k.name + "_finish");
-  // The main kernel: a CTA a tile, as without reductions; the finish kernel: a warp a row.
-  EXPECT_EQ(k.launch.grid_x, 1 * 8);
-  EXPECT_EQ(k.launch.cluster_x, 1);
-  EXPECT_FALSE(k.launch.row_blocks);
-  EXPECT_EQ(k.launch.finish_grid_x, 10);  // ceil(77 / 8)
-  EXPECT_EQ(k.launch.finish_block_x, 256);
-  // The workspace: the carried f32 tile, then the sum and the (M2, count, mean) of each row of each of the 8
-  // column tiles.
-  const std::int64_t stash = 77 * 1000 * 4;
-  EXPECT_EQ(k.stash_bytes, stash + 4 * 4 * 8 * 77);
-  EXPECT_TRUE(contains(k.source, "constexpr size_t PARTS_BYTE = " + std::to_string(stash) + ";"));
-  const std::size_t finish = k.source.find("void __launch_bounds__(256)\n" + k.finish_name + "(");
-  ASSERT_NE(finish, std::string::npos);
-  const std::string main_kernel = k.source.substr(0, finish), finish_kernel = k.source.substr(finish);
-  // Each tile writes its partials after the quad's combine; nothing waits for other CTAs.
-  EXPECT_TRUE(contains(main_kernel, "parts[((size_t)0 * N_TILES + n0 / BN) * M + grow] = red0_0[h];"));
-  EXPECT_TRUE(contains(main_kernel, "parts[((size_t)3 * N_TILES + n0 / BN) * M + grow] = red0_1_c[h];"));
-  EXPECT_FALSE(contains(main_kernel, "mbar_wait_cluster(&"));
-  EXPECT_FALSE(contains(main_kernel, "consumers_sync(256)"));
-  EXPECT_FALSE(contains(main_kernel, "// ---- stage 1 ----"));
-  // The finish kernel: every column tile's partials combined with Chan's formula, then the last stage
-  // along the row from the stash.
-  EXPECT_TRUE(contains(finish_kernel, "for (int t = lane; t < N_TILES; t += 32)"));
-  EXPECT_TRUE(
-      contains(finish_kernel, "chan_combine(n, mean, m2, parts[((size_t)2 * N_TILES + t) * M + row]"));
-  EXPECT_TRUE(contains(finish_kernel, "v = v + parts[((size_t)0 * N_TILES + t) * M + row];"));
-  EXPECT_TRUE(contains(finish_kernel, "// ---- stage 1 ----"));
-  EXPECT_TRUE(contains(finish_kernel, "const int gcol = n0 + (i >> 1) * 64 + lane * 2 + (i & 1);"));
-  EXPECT_TRUE(contains(finish_kernel, "stash[((size_t)0 * M + grow) * N + gcol]"));
-  EXPECT_FALSE(contains(finish_kernel, "wgmma"));
-  // With its stash in bf16 through TMA: the main kernel's stash tile is staged and stored box by box, the
-  // finish kernel's outputs still go straight to global memory.
-  Schedule tma = s;
-  tma.bf16_stash = tma.tma_store = true;
-  const KernelSource staged = emit_kernel(ln, tma, kKey);
-  const std::vector<std::string> names = param_names(staged);
-  EXPECT_EQ(std::count(names.begin(), names.end(), "tma_stash:summed/64"), 1);  // the carried tile, 64 rows a box
-  const std::size_t staged_finish = staged.source.find(staged.finish_name + "(");
-  const std::string staged_main = staged.source.substr(0, staged_finish);
-  EXPECT_TRUE(
-      contains(staged_main, "tma_store_2d(&tma_stash, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);"));
-  EXPECT_TRUE(contains(staged_main, "(u32)pend_stash0 | ((u32)f32_to_bf16(v_summed)"));
-  EXPECT_FALSE(contains(staged.source.substr(staged_finish), "staged_offset"));
-  // The same kernels with the placement in the main kernel have no finish kernel.
-  s.reduction = ReductionPlacement::kCta;
-  EXPECT_TRUE(emit_kernel(ln, s, kKey).finish_name.empty());
 }
 
 TEST(KernelEmitter, OnePassVarianceSumsTheVarianceWithTheMean) {
