@@ -89,7 +89,9 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
   out.close();
   emit_row_values(out, plan_.stages[0].reductions);
   begin_stage(out, 1);
-  out.open("for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
+  out.open(schedule_.finish_row_split
+               ? "for (int n0 = part * (ROW_ELEMS / 2 * 64); n0 < N; n0 += ROW_SPLIT * (ROW_ELEMS / 2 * 64))"
+               : "for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
   element_loop(out, 1);
   out.close();
 }

@@ -448,7 +448,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   } else {
     // A chunk of elements' re-reads first, all in flight at once; then the chunk's elements.
     int chunk_size = schedule::read_chunk(schedule_, batched.size());
-    if (walk_ == Walk::kRow) chunk_size = std::min(chunk_size, kRowElements);
+    if (walk_ == Walk::kRow) chunk_size = std::min(chunk_size, schedule::kFinishRowElements);
     const std::string chunk = std::to_string(chunk_size);
     out.open("for (int i0 = 0; i0 < " + elements() + "; i0 += " + chunk + ")");
     for (std::size_t c : batched) out.line("float pre" + std::to_string(c) + "[" + chunk + "];");

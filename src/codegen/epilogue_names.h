@@ -33,10 +33,6 @@ inline std::string combine(te::ReduceOp op, const std::string& a, const std::str
   return a;
 }
 
-/// Elements a lane takes of each step along a row in a deferred reduction's finish kernel (ROW_ELEMS), in
-/// column pairs, so that a warp's step covers ROW_ELEMS / 2 x 64 columns. 64 measured slower on the H200
-/// (benchmarks/NOTES.md, Change 33).
-inline constexpr int kRowElements = 16;
 
 /// The per-thread partials of reduction `index` of stage `stage` (the state of a merged sum adds suffixes).
 inline std::string slot_name(int stage, int index) {

@@ -78,7 +78,8 @@ class KernelEmitter {
       parts_offset_ = ceil_div(result.stash_bytes, 16) * 16;
       result.stash_bytes = parts_offset_ + 4 * xslots_ * n_tiles * plan_.anchor.m;
       result.finish_name = result.name + "_finish";
-      result.launch.finish_grid_x = static_cast<int>(ceil_div(plan_.anchor.m, schedule::kFinishRowsPerCta));
+      result.launch.finish_grid_x =
+          static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
       result.launch.finish_block_x = schedule::kFinishThreads;
     }
     result.launch.block_x = s_.threads();
@@ -164,8 +165,12 @@ class KernelEmitter {
     if (s_.deferred()) {
       out.line("constexpr size_t PARTS_BYTE = " + std::to_string(parts_offset_) +
                ";  // the row partials' offset in the workspace");
-      out.line("constexpr int ROW_ELEMS = " + std::to_string(kRowElements) +
+      out.line("constexpr int ROW_ELEMS = " + std::to_string(schedule::kFinishRowElements) +
                ";  // the finish kernel's elements a lane per step along a row");
+      if (s_.finish_row_split) {
+        out.line("constexpr int ROW_SPLIT = " + std::to_string(schedule::kFinishSplit) +
+                 ";  // the finish kernel's warps a row");
+      }
     }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
@@ -659,15 +664,26 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
                      const std::map<const te::TensorNode*, std::string>& param_names) const {
     const EpilogueEmitter rows(plan_, finish_schedule_, param_names, EpilogueEmitter::Walk::kRow);
     out.line();
-    out.line("// The deferred reduction's finish kernel: one warp a row.");
+    out.line(s_.finish_row_split ? "// The deferred reduction's finish kernel: ROW_SPLIT warps a row."
+                                 : "// The deferred reduction's finish kernel: one warp a row.");
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(schedule::kFinishThreads) +
              ")");
     out.open(result.finish_name + "(" + parameters(result) + ")");
     out.line("const int lane = threadIdx.x & 31;");
-    out.line("const int row = blockIdx.x * " + std::to_string(schedule::kFinishRowsPerCta) +
-             " + threadIdx.x / 32;");
-    out.line("if (row >= M) return;");
-    out.line("const bool row_writer = lane == 0;  // writes row-value outputs");
+    if (s_.finish_row_split) {
+      out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
+               " + threadIdx.x / (32 * ROW_SPLIT);");
+      out.line(
+          "const int part = threadIdx.x / 32 % ROW_SPLIT;  // this warp takes every ROW_SPLIT-th step from "
+          "it");
+      out.line("if (row >= M) return;");
+      out.line("const bool row_writer = lane == 0 && part == 0;  // writes row-value outputs");
+    } else {
+      out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
+               " + threadIdx.x / 32;");
+      out.line("if (row >= M) return;");
+      out.line("const bool row_writer = lane == 0;  // writes row-value outputs");
+    }
     out.line("(void)row_writer;");
     out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
     rows.finish_row(out);

@@ -205,6 +205,15 @@ bool deferrable(const FusionPlan& plan) {
   return plan.stages.size() == 2 && plan.stages[1].reductions.empty();
 }
 
+int finish_rows_per_cta(const Schedule& s) {
+  return kFinishThreads / 32 / (s.finish_row_split ? kFinishSplit : 1);
+}
+
+bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s) {
+  return s.deferred() && plan.has_reductions() &&
+         plan.anchor.n >= std::int64_t{kFinishSplit} * kFinishStepColumns;
+}
+
 bool prefetch_inputs_apply(const FusionPlan& plan) {
   return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
                      [&](const EpilogueInput& input) {
@@ -400,6 +409,12 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
            std::to_string(s.cluster_n) + " gives " + std::to_string(held) + ": use carried=l2_stash");
     }
   }
+  if (s.finish_row_split && !finish_row_split_applies(plan, s)) {
+    fail("finish_row_split=true needs a deferred reduction over rows of at least " +
+         std::to_string(kFinishSplit * kFinishStepColumns) + " columns (" + std::to_string(kFinishSplit) +
+         " warps a row, " + std::to_string(kFinishStepColumns) + " columns a step), but reduction=" +
+         std::string(reduction_placement_name(s.reduction)) + " and N=" + std::to_string(a.n));
+  }
   if (s.tma_inputs && !tma_inputs_apply(plan, s)) {
     fail(
         "tma_inputs=true needs row reductions, carried=registers with one column tile per consumer "
@@ -494,7 +509,9 @@ std::span<const OptionalKnob> optional_knobs() {
       {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive},
       {"interior_tiles", &Schedule::interior_tiles},
       {"bf16_stash", &Schedule::bf16_stash, true},
-      {"branchless_online_update", &Schedule::branchless_online_update}};
+      {"branchless_online_update", &Schedule::branchless_online_update},
+      {"finish_row_split", &Schedule::finish_row_split},
+  };
   return kKnobs;
 }
 

@@ -58,8 +58,8 @@ struct Schedule {
   bool persistent = false;
   // Plans without row reductions whose one output is a 16-bit [M, N] tile: each consumer warpgroup writes its
   // 64 x BN output tile into 128-byte-swizzled shared memory and one thread stores it with TMA, which runs on
-  // while the warpgroup goes on to its next tile. With a deferred reduction, the same for its one carried tile
-  // in the bf16 stash. Written to JSON only when true, like `persistent`.
+  // while the warpgroup goes on to its next tile. With a deferred reduction, the same for its one carried
+  // tile in the bf16 stash. Written to JSON only when true, like `persistent`.
   bool tma_store = false;
   // Epilogue inputs read per element or per column (residuals, biases) and stash re-reads load each thread's
   // two neighbouring columns at once (32-bit for 16-bit types, 64-bit for f32); needs N even. Written to JSON
@@ -118,6 +118,11 @@ struct Schedule {
   // select, so that the update is no longer a data-dependent branch with up to two exps. Written to JSON only
   // when true.
   bool branchless_online_update = false;
+  // With a deferred reduction over rows of at least kFinishSplit finish steps: the finish kernel takes a row
+  // with kFinishSplit warps instead of one, each combining the row's partials itself and then taking every
+  // kFinishSplit-th step along the row, so that short matrices still fill the GPU with loads in flight.
+  // Written to JSON only when true.
+  bool finish_row_split = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -180,9 +185,20 @@ te::DType stash_dtype(const Schedule& s);
 /// reduction barrier (two stages), nothing reduced in the second.
 bool deferrable(const FusionPlan& plan);
 
-/// The finish kernel of a deferred reduction: the rows each of its CTAs takes (one a warp), its threads.
-inline constexpr int kFinishRowsPerCta = 8;
-inline constexpr int kFinishThreads = 32 * kFinishRowsPerCta;
+/// The finish kernel of a deferred reduction: its threads (8 warps a CTA), the warps that take a row with
+/// finish_row_split (one without), the elements a lane takes of each step along a row (in column pairs; 64
+/// measured slower on the H200, benchmarks/NOTES.md, Change 33) and so the columns of a warp's step.
+inline constexpr int kFinishThreads = 256;
+inline constexpr int kFinishSplit = 4;
+inline constexpr int kFinishRowElements = 16;
+inline constexpr int kFinishStepColumns = kFinishRowElements / 2 * 64;
+
+/// Rows a finish CTA takes: one a warp, or one per kFinishSplit warps with finish_row_split.
+int finish_rows_per_cta(const Schedule& s);
+
+/// Whether finish_row_split can change the kernel of `plan` under `s`: a deferred reduction (with row
+/// reductions) over rows of at least kFinishSplit steps (N >= kFinishSplit x kFinishStepColumns).
+bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s);
 
 /// Whether prefetch_inputs can change the kernel of `plan`: an input read per element whose rows are 16-byte
 /// aligned (N x its size a multiple of 16 bytes).

@@ -146,7 +146,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     stash_bytes = stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0);
     const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
                               (stashed * plan.carried_tiles.size() + output_bytes);
-    finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3);
+    // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
+    // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).
+    const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);
+    const double fill = std::clamp(warps / (machine.sms * 48.0), 0.3, 1.0);
+    finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3 * fill);
     bytes_per_element -= output_bytes;
   } else if (stashing) {
     stash_bytes = (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1);
@@ -189,9 +193,6 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   family += "/" + std::to_string(s.bm);
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
   if (plan.has_reductions()) family += "/" + std::string(schedule::reduction_placement_name(s.reduction));
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-    if (s.*knob.field) family += std::string("/") + knob.name;
-  }
   return family;
 }
 

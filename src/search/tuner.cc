@@ -79,7 +79,9 @@ class Tuner {
       compile(candidates);
       for (Candidate& c : candidates) {
         if (!c.compiled) continue;
-        if (past(0.85)) break;
+        // Past the budget only while nothing has measured correct: a run that compiled its first batch
+        // late still ends with a winner (a measurement takes a fraction of a compile).
+        if (past(0.85) && has_winner()) break;
         if (ruled_out(c.schedule)) {
           // A rounding knob failed since this batch was planned: the trial goes back to the budget.
           tried_.erase(c.schedule);
@@ -141,10 +143,12 @@ class Tuner {
       for (const SpaceEntry* e : ranked) batch.push_back(e->schedule);
       return batch;
     }
-    // Half the trials, but at most two compile batches: under a seconds budget the first measurements must
-    // come early, to calibrate the model and to leave a winner when time runs out.
-    const std::size_t limit = static_cast<std::size_t>(
-        std::min(options_.trials, std::max(batch_size(), std::min(options_.trials / 2, 2 * batch_size()))));
+    // Half the trials, but at most two compile batches, and one under a seconds budget: the first
+    // measurements must come early, to calibrate the model and to leave a winner when time runs out (a
+    // softcapped softmax's kernels take 20-40 s each to compile).
+    const int rounds = options_.seconds > 0 ? 1 : 2;
+    const std::size_t limit = static_cast<std::size_t>(std::min(
+        options_.trials, std::max(batch_size(), std::min(options_.trials / 2, rounds * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
     // At most a quarter of it with a knob that rounds: until one is measured, the workload's tolerance may
     // refuse them all, and a batch of them would be compiled for nothing.
@@ -157,9 +161,18 @@ class Tuner {
       take(batch, e->schedule, limit);
       if (rounds && batch.size() > before) ++rounding;
     };
-    std::map<std::string, int> per_family;
-    for (const SpaceEntry* e : ranked) {
-      if (per_family[e->family]++ < 2) offer(e);
+    // The best predicted of every family first, then the second best of each, then the rest: the raw
+    // model's error differs by family (2-3x for reductions in the kernel, 1.2-1.5x deferred), so each needs
+    // a measurement before the calibration can rank one against another. (A family's best is the best that
+    // the batch takes: past the cap, not one that rounds.)
+    std::map<std::string, int> taken;
+    for (int round = 1; round <= 2; ++round) {
+      for (const SpaceEntry* e : ranked) {
+        if (taken[e->family] >= round) continue;
+        const std::size_t before = batch.size();
+        offer(e);
+        if (batch.size() > before) ++taken[e->family];
+      }
     }
     for (const SpaceEntry* e : ranked) offer(e);
     return batch;
@@ -230,6 +243,11 @@ class Tuner {
     if (m.status == RecordStatus::kOk && records_.back().median_us) {
       model_.observe(c.schedule, *records_.back().median_us);
     }
+  }
+
+  bool has_winner() const {
+    return std::any_of(records_.begin(), records_.end(),
+                       [](const TuningRecord& r) { return r.status == RecordStatus::kOk; });
   }
 
   bool ruled_out(const Schedule& s) const {

@@ -81,5 +81,48 @@ TEST(DeferredEmitter, TheFinishKernelCombinesTheRowsInASecondKernel) {
   EXPECT_TRUE(emit_kernel(ln, s, kKey).finish_name.empty());
 }
 
+TEST(DeferredEmitter, FourWarpsARowTakeEveryFourthStep) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 77, 72, 2100);
+  Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.carried = ValueHome::kL2Stash;
+  s.online_softmax = true;
+  s.reduction = ReductionPlacement::kDeferred;
+  const KernelSource one = emit_kernel(softmax, s, kKey);
+  s.finish_row_split = true;
+  const KernelSource four = emit_kernel(softmax, s, kKey);
+  EXPECT_EQ(one.launch.finish_grid_x, 10);   // ceil(77 / 8)
+  EXPECT_EQ(four.launch.finish_grid_x, 39);  // ceil(77 / 2)
+  EXPECT_EQ(four.launch.finish_block_x, 256);
+  // The main kernels are the same (past the header naming the schedule); only the finish kernel's rows and
+  // steps move.
+  auto main_kernel = [](const KernelSource& k) {
+    const std::size_t from = k.source.find("// ---- comfuse device helpers");
+    const std::size_t to = k.source.find("// The deferred reduction's finish kernel");
+    EXPECT_NE(from, std::string::npos);
+    EXPECT_NE(to, std::string::npos);
+    std::string text = k.source.substr(from, to - from);
+    for (std::size_t at = text.find(k.name); at != std::string::npos; at = text.find(k.name))
+      text.replace(at, k.name.size(), "NAME");
+    return text;
+  };
+  std::string main_four = main_kernel(four);
+  const std::string split_constant = "constexpr int ROW_SPLIT = 4;  // the finish kernel's warps a row\n";
+  ASSERT_TRUE(contains(main_four, split_constant));
+  main_four.erase(main_four.find(split_constant), split_constant.size());
+  EXPECT_TRUE(main_four == main_kernel(one));
+  const std::size_t at_four = four.source.find("// The deferred reduction's finish kernel");
+  const std::string finish = four.source.substr(at_four);
+  EXPECT_TRUE(contains(finish, "const int row = blockIdx.x * 2 + threadIdx.x / (32 * ROW_SPLIT);"));
+  EXPECT_TRUE(contains(finish, "const int part = threadIdx.x / 32 % ROW_SPLIT;"));
+  EXPECT_TRUE(contains(finish, "const bool row_writer = lane == 0 && part == 0;"));
+  EXPECT_TRUE(contains(
+      finish, "for (int n0 = part * (ROW_ELEMS / 2 * 64); n0 < N; n0 += ROW_SPLIT * (ROW_ELEMS / 2 * 64))"));
+  // Every warp of the row combines all of the row's partials itself.
+  EXPECT_TRUE(contains(finish, "for (int t = lane; t < N_TILES; t += 32)"));
+  EXPECT_FALSE(contains(one.source, "ROW_SPLIT"));
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

@@ -246,6 +246,8 @@ TEST(KernelCompile, DeferredReductions) {
   Schedule staged = one_pass;
   staged.tma_inputs = staged.tma_store = true;
   staged.stages = 2;
+  Schedule split = online;
+  split.finish_row_split = true;
   compile_all({
       {"gemm_softmax online, N even", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt, online},
       {"gemm_softcap_softmax tiny online", workload("gemm_softcap_softmax", kTiny), std::nullopt, online},
@@ -253,6 +255,8 @@ TEST(KernelCompile, DeferredReductions) {
       {"post_rmsnorm odd (two stages of its own)", workload("post_rmsnorm", kOdd), std::nullopt, rms},
       {"post_layernorm reduced, inputs and stash through TMA", workload("post_layernorm", kReduced),
        std::nullopt, staged},
+      {"gemm_softmax online, four warps a row of 2100", workload("gemm_softmax", Shape{77, 40, 2100}),
+       std::nullopt, split},
   });
 }
 

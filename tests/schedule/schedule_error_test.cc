@@ -211,6 +211,35 @@ TEST(ScheduleErrors, DeferredReduction) {
             "finish");
 }
 
+TEST(ScheduleErrors, FinishRowSplit) {
+  const Plans p;  // N = 512: a quarter of the 2048 columns four warps a row need
+  auto deferred = [](Schedule& s) {
+    s.reduction = ReductionPlacement::kDeferred;
+    s.carried = ValueHome::kL2Stash;
+    s.one_pass_variance = true;
+  };
+  EXPECT_EQ(legality_error(p.ln,
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.finish_row_split = true;
+                           }),
+            "schedule for 'mm': finish_row_split=true needs a deferred reduction over rows of at least 2048 "
+            "columns (4 warps a row, 512 columns a step), but reduction=deferred and N=512");
+  const FusionPlan wide = plan_of("post_layernorm", 256, 64, 2048);
+  Schedule split;
+  deferred(split);
+  split.finish_row_split = true;
+  EXPECT_NO_THROW(schedule::check_legal(wide, split));
+  split.reduction = ReductionPlacement::kCta;
+  try {
+    schedule::check_legal(wide, split);
+    ADD_FAILURE() << "a finish kernel's split without a finish kernel passed";
+  } catch (const CompileError& error) {
+    EXPECT_NE(std::string(error.what()).find("but reduction=cta and N=2048"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -127,6 +127,20 @@ TEST(SearchSpace, DeferredReductionsWhereThePlanHasTwoStages) {
       std::any_of(near.begin(), near.end(), [](const schedule::Schedule& n) { return n.deferred(); }));
 }
 
+TEST(SearchSpace, FinishRowSplitOnlyForDeferredRowsOfFourSteps) {
+  int split = 0;
+  for (const schedule::Schedule& s :
+       schedule_space(plan_of("gemm_softmax", {{"M", 512}, {"K", 64}, {"N", 2048}}))) {
+    if (!s.finish_row_split) continue;
+    ++split;
+    EXPECT_TRUE(s.deferred()) << schedule::to_string(s);
+  }
+  EXPECT_GT(split, 0);
+  for (const schedule::Schedule& s :
+       schedule_space(plan_of("gemm_softmax", {{"M", 512}, {"K", 64}, {"N", 2047}})))
+    EXPECT_FALSE(s.finish_row_split) << schedule::to_string(s);
+}
+
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 256}});
   schedule::Schedule s;
