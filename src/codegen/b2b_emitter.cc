@@ -137,16 +137,11 @@ class B2BEmitter {
     out.line("// Every chunk lies wholly within N: the column checks fold away at compile time.");
     out.line("constexpr bool FULL_CHUNKS = N % BN1 == 0;");
     out.line("__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }");
-    out.line("// 2^x on the special-function unit (the tiles' approximate exp, see the tiles between).");
-    out.line(
-        "__device__ __forceinline__ float exp2_approx(float x) { float y; "
-        "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
-    if (tiles_use(te::UnaryOp::kTanh)) {
-      out.line("// tanh on the special-function unit (the tiles' approximate tanh).");
-      out.line(
-          "__device__ __forceinline__ float tanh_approx(float x) { float y; "
-          "asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
-    }
+    define_approximate_math(
+        out, "2^x on the special-function unit (the tiles' approximate exp, see the tiles between).",
+        tiles_use(te::UnaryOp::kTanh)
+            ? std::optional<std::string>("tanh on the special-function unit (the tiles' approximate tanh).")
+            : std::nullopt);
     out.line(
         "constexpr u32 X_BYTES = K_BLOCKS * BM * BK * 2, W1_BYTES = BN1 * BK * 2, W2_BYTES = O * BN1 * 2;");
     out.line("static_assert(K_BLOCKS * BK >= K && CHUNKS * BN1 >= N && M > 0, \"tiles cover the problem\");");

@@ -175,6 +175,19 @@ class Emitter {
 
 }  // namespace
 
+void define_approximate_math(CodeStream& out, const std::string& exp_comment,
+                             const std::optional<std::string>& tanh_comment) {
+  out.line("// " + exp_comment);
+  out.line(
+      "__device__ __forceinline__ float exp2_approx(float x) { float y; "
+      "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
+  if (!tanh_comment) return;
+  out.line("// " + *tanh_comment);
+  out.line(
+      "__device__ __forceinline__ float tanh_approx(float x) { float y; "
+      "asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
+}
+
 std::string float_literal(double value) {
   const float f = static_cast<float>(value);
   if (std::isnan(f)) return "__int_as_float(0x7fffffff)";

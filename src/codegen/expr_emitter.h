@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/code_stream.h"
 #include "te/expr.h"
 
 namespace comfuse::codegen {
@@ -45,6 +46,11 @@ std::string emit_expr(const te::Expr& e, const ExprBindings& bindings);
 /// nullopt. base · factor, one f32 multiply, is exactly the value of `e`; and since f32 rounding is
 /// monotonic, the max of such products is the factor times the max of the bases.
 std::optional<ScaledValue> emit_scaled(const te::Expr& e, const ExprBindings& bindings);
+
+/// The definitions approximate_math's expressions call: `exp2_approx` and, with `tanh_comment`,
+/// `tanh_approx`, each after its comment line.
+void define_approximate_math(CodeStream& out, const std::string& exp_comment,
+                             const std::optional<std::string>& tanh_comment);
 
 /// A float literal that reads back as exactly `value` (f32), including infinities and NaN.
 std::string float_literal(double value);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codegen/epilogue_names.h"
+#include "codegen/expr_emitter.h"
 
 namespace comfuse::codegen {
 
@@ -58,6 +59,11 @@ void EpilogueEmitter::merged_store(CodeStream& out, const Slot& slot) const {
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
+  if (schedule_.approximate_math) {
+    define_approximate_math(out, "2^x on the special-function unit (approximate_math: exp of the elements).",
+                            "tanh on the special-function unit (approximate_math: tanh of the elements).");
+    out.line();
+  }
   if (schedule_.fenced_exchange_arrive) {
     out.line(
         "// An arrival on a peer's mbarrier without release semantics (a cluster fence before it releases).");

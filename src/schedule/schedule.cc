@@ -8,6 +8,7 @@
 #include "schedule/read_match.h"
 #include "schedule/rescaled_sums.h"
 #include "support/error.h"
+#include "te/expr_inl.h"
 
 namespace comfuse::schedule {
 namespace {
@@ -214,6 +215,20 @@ bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s) {
          plan.anchor.n >= std::int64_t{kFinishSplit} * kFinishStepColumns;
 }
 
+bool approximate_math_applies(const FusionPlan& plan) {
+  const auto special = [](const te::Expr& e) {
+    if (e.kind() != te::ExprKind::kUnary) return false;
+    const te::UnaryOp op = e.as<te::UnaryNode>()->op;
+    return op == te::UnaryOp::kExp || op == te::UnaryOp::kTanh;
+  };
+  for (const Stage& stage : plan.stages) {
+    for (const te::Tensor& t : stage.tiles) {
+      if (t->body.defined() && te::any_subexpr(t->body, special)) return true;
+    }
+  }
+  return false;
+}
+
 bool prefetch_inputs_apply(const FusionPlan& plan) {
   return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
                      [&](const EpilogueInput& input) {
@@ -409,6 +424,9 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
            std::to_string(s.cluster_n) + " gives " + std::to_string(held) + ": use carried=l2_stash");
     }
   }
+  if (s.approximate_math && !approximate_math_applies(plan)) {
+    fail("approximate_math=true but no element expression of the epilogue takes exp or tanh");
+  }
   if (s.finish_row_split && !finish_row_split_applies(plan, s)) {
     fail("finish_row_split=true needs a deferred reduction over rows of at least " +
          std::to_string(kFinishSplit * kFinishStepColumns) + " columns (" + std::to_string(kFinishSplit) +
@@ -511,6 +529,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"bf16_stash", &Schedule::bf16_stash, true},
       {"branchless_online_update", &Schedule::branchless_online_update},
       {"finish_row_split", &Schedule::finish_row_split},
+      {"approximate_math", &Schedule::approximate_math, true},
   };
   return kKnobs;
 }

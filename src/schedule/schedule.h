@@ -123,6 +123,12 @@ struct Schedule {
   // kFinishSplit-th step along the row, so that short matrices still fill the GPU with loads in flight.
   // Written to JSON only when true.
   bool finish_row_split = false;
+  // Plans whose element expressions take exp or tanh: both on the special-function unit, exp as ex2.approx
+  // of x log2(e) and tanh as tanh.approx (relative error below 2^-10.9), instead of the accurate library
+  // calls (about 20 instructions an element each). Row values and the reductions' own updates stay
+  // accurate. Whether the workload's tolerance allows it is for the reference check to say. Written to JSON
+  // only when true.
+  bool approximate_math = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -199,6 +205,10 @@ int finish_rows_per_cta(const Schedule& s);
 /// Whether finish_row_split can change the kernel of `plan` under `s`: a deferred reduction (with row
 /// reductions) over rows of at least kFinishSplit steps (N >= kFinishSplit x kFinishStepColumns).
 bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s);
+
+/// Whether approximate_math changes the kernel of `plan`: an element expression of its epilogue takes exp or
+/// tanh.
+bool approximate_math_applies(const FusionPlan& plan);
 
 /// Whether prefetch_inputs can change the kernel of `plan`: an input read per element whose rows are 16-byte
 /// aligned (N x its size a multiple of 16 bytes).

@@ -248,6 +248,11 @@ TEST(KernelCompile, DeferredReductions) {
   staged.stages = 2;
   Schedule split = online;
   split.finish_row_split = true;
+  Schedule fast = online;
+  fast.approximate_math = true;
+  fast.vector_loads = false;  // N odd
+  Schedule fast_gelu = one_pass;
+  fast_gelu.approximate_math = true;
   compile_all({
       {"gemm_softmax online, N even", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt, online},
       {"gemm_softcap_softmax tiny online", workload("gemm_softcap_softmax", kTiny), std::nullopt, online},
@@ -257,6 +262,10 @@ TEST(KernelCompile, DeferredReductions) {
        std::nullopt, staged},
       {"gemm_softmax online, four warps a row of 2100", workload("gemm_softmax", Shape{77, 40, 2100}),
        std::nullopt, split},
+      {"gemm_softcap_softmax odd online, exp and tanh approximate", workload("gemm_softcap_softmax", kOdd),
+       std::nullopt, fast},
+      {"gemm_gelu_layernorm odd one pass, tanh approximate", workload("gemm_gelu_layernorm", kOdd),
+       std::nullopt, fast_gelu},
   });
 }
 

@@ -211,6 +211,21 @@ TEST(ScheduleErrors, DeferredReduction) {
             "finish");
 }
 
+TEST(ScheduleErrors, ApproximateMath) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.carried = ValueHome::kL2Stash;
+                             s.approximate_math = true;
+                           }),
+            "schedule for 'mm': approximate_math=true but no element expression of the epilogue takes exp or "
+            "tanh");
+  Schedule s;
+  s.carried = ValueHome::kL2Stash;
+  s.approximate_math = true;
+  EXPECT_NO_THROW(schedule::check_legal(plan_of("gemm_softmax", 256, 128, 512), s));
+}
+
 TEST(ScheduleErrors, FinishRowSplit) {
   const Plans p;  // N = 512: a quarter of the 2048 columns four warps a row need
   auto deferred = [](Schedule& s) {
