@@ -19,7 +19,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }
 
 // f32 operations one evaluation of `e` costs; transcendental functions count as 8 (SFU rate plus fix-ups).
-double op_weight(const te::Expr& e) {
+// With `approximate` (approximate_math), exp and tanh are one special-function operation and an FFMA.
+double op_weight(const te::Expr& e, bool approximate) {
   double weight = 0;
   switch (e.kind()) {
     case te::ExprKind::kRead:
@@ -29,7 +30,10 @@ double op_weight(const te::Expr& e) {
       return 0;  // operands; index arithmetic is not counted
     case te::ExprKind::kUnary: {
       const auto& node = static_cast<const te::UnaryNode&>(*e.node());
-      weight = node.op == te::UnaryOp::kNeg || node.op == te::UnaryOp::kAbs ? 1 : 8;
+      const bool special = node.op == te::UnaryOp::kExp || node.op == te::UnaryOp::kTanh;
+      weight = node.op == te::UnaryOp::kNeg || node.op == te::UnaryOp::kAbs ? 1
+               : approximate && special                                     ? 2
+                                                                            : 8;
       break;
     }
     case te::ExprKind::kPow:
@@ -38,7 +42,7 @@ double op_weight(const te::Expr& e) {
     default:
       weight = 1;
   }
-  te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child); });
+  te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child, approximate); });
   return weight;
 }
 
@@ -114,9 +118,9 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   for (const te::Tensor& t : plan.program.tensors()) {
     if (!t->body.defined() || t.same_as(a.tensor)) continue;
     const schedule::Role role = plan.role(t);
-    if (role == schedule::Role::kTile) ops_per_element += op_weight(t->body);
+    if (role == schedule::Role::kTile) ops_per_element += op_weight(t->body, s.approximate_math);
     if (role == schedule::Role::kRowValue && t->body.kind() == te::ExprKind::kReduce) {
-      ops_per_element += op_weight(t->body) + 1;
+      ops_per_element += op_weight(t->body, false) + 1;
       reductions += 1;
     }
   }

@@ -66,6 +66,21 @@ TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
   EXPECT_EQ(model_family(plan, deferred), "ping_pong/64/l2_stash/deferred");  // bf16_stash left out
 }
 
+TEST(CostModel, ApproximateMathShortensTheElementsOfASoftCap) {
+  // The cap's tanh and the finish kernel's exp a special-function operation each: the epilogue costs less,
+  // the reductions' own updates (accurate either way) the same.
+  const schedule::FusionPlan plan = plan_of("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  schedule::Schedule s;
+  s.bm = 128;
+  s.bn = 256;
+  s.carried = schedule::ValueHome::kL2Stash;
+  const CostEstimate exact = estimate(plan, s);
+  s.approximate_math = true;
+  const CostEstimate fast = estimate(plan, s);
+  EXPECT_LT(fast.epilogue_us, exact.epilogue_us);
+  EXPECT_EQ(fast.mainloop_us, exact.mainloop_us);
+}
+
 TEST(CostModel, FewCtasLeaveSmsIdle) {
   // M=1024 at BM=128 gives 8 row blocks: a CTA per row block uses 8 SMs, a cluster of 8 uses 64.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 1024}, {"K", 4096}, {"N", 1024}});
