@@ -33,7 +33,6 @@ inline std::string combine(te::ReduceOp op, const std::string& a, const std::str
   return a;
 }
 
-
 /// The per-thread partials of reduction `index` of stage `stage` (the state of a merged sum adds suffixes).
 inline std::string slot_name(int stage, int index) {
   return "red" + std::to_string(stage) + "_" + std::to_string(index);
