@@ -19,14 +19,15 @@ std::string part_at(int x, const std::string& tile, const std::string& row) {
 }  // namespace
 
 void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
+  COMFUSE_CHECK(walk_ == Walk::kFragment, "a tile's partials come from its fragments");
   const std::vector<Slot> slots = slots_of_stage(0);
   out.line(
       "// The tile's row partials: over the quad of lanes sharing a row, then to the workspace, where the");
   out.line("// finish kernel combines them with the row's other column tiles.");
   quad_combine(out, slots);
   out.open("if ((lane & 3) == 0)");
-  out.open("for (int h = 0; h < 2; ++h)");
-  out.line("const int grow = m0 + local_row0 + 8 * h;");
+  out.open(rows_loop());
+  out.line("const int grow = " + row_of_h() + ";");
   out.open("if (grow < M)");
   for (const Slot& slot : slots) {
     for (const auto& [offset, part] : exchanged(slot)) {
@@ -47,7 +48,7 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
   out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
   out.line(
       "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
-  out.open("for (int h = 0; h < 1; ++h)");
+  out.open(rows_loop());
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.open("");  // each slot's locals in their own scope

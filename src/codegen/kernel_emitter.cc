@@ -670,20 +670,17 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
              ")");
     out.open(result.finish_name + "(" + parameters(result) + ")");
     out.line("const int lane = threadIdx.x & 31;");
-    if (s_.finish_row_split) {
-      out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
-               " + threadIdx.x / (32 * ROW_SPLIT);");
+    const bool split = s_.finish_row_split;
+    out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
+             (split ? " + threadIdx.x / (32 * ROW_SPLIT);" : " + threadIdx.x / 32;"));
+    if (split) {
       out.line(
           "const int part = threadIdx.x / 32 % ROW_SPLIT;  // this warp takes every ROW_SPLIT-th step from "
           "it");
-      out.line("if (row >= M) return;");
-      out.line("const bool row_writer = lane == 0 && part == 0;  // writes row-value outputs");
-    } else {
-      out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
-               " + threadIdx.x / 32;");
-      out.line("if (row >= M) return;");
-      out.line("const bool row_writer = lane == 0;  // writes row-value outputs");
     }
+    out.line("if (row >= M) return;");
+    out.line(std::string("const bool row_writer = lane == 0") + (split ? " && part == 0" : "") +
+             ";  // writes row-value outputs");
     out.line("(void)row_writer;");
     out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
     rows.finish_row(out);

@@ -153,7 +153,8 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
     // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).
     const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);
-    const double fill = std::clamp(warps / (machine.sms * 48.0), 0.3, 1.0);
+    const double resident_warps = machine.sms * 6.0 * (schedule::kFinishThreads / 32);
+    const double fill = std::clamp(warps / resident_warps, 0.3, 1.0);
     finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3 * fill);
     bytes_per_element -= output_bytes;
   } else if (stashing) {

@@ -146,9 +146,10 @@ class Tuner {
     // Half the trials, but at most two compile batches, and one under a seconds budget: the first
     // measurements must come early, to calibrate the model and to leave a winner when time runs out (a
     // softcapped softmax's kernels take 20-40 s each to compile).
-    const int rounds = options_.seconds > 0 ? 1 : 2;
-    const std::size_t limit = static_cast<std::size_t>(std::min(
-        options_.trials, std::max(batch_size(), std::min(options_.trials / 2, rounds * batch_size()))));
+    const int compile_rounds = options_.seconds > 0 ? 1 : 2;
+    const std::size_t limit = static_cast<std::size_t>(
+        std::min(options_.trials,
+                 std::max(batch_size(), std::min(options_.trials / 2, compile_rounds * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
     // At most a quarter of it with a knob that rounds: until one is measured, the workload's tolerance may
     // refuse them all, and a batch of them would be compiled for nothing.

@@ -16,9 +16,8 @@ using schedule::ReductionPlacement;
 using schedule::Schedule;
 using schedule::ValueHome;
 using source_text::contains;
+using test_programs::kKey;
 using test_programs::plan_of;
-
-const std::string kKey = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 TEST(DeferredEmitter, TheFinishKernelCombinesTheRowsInASecondKernel) {
   const FusionPlan ln = plan_of("post_layernorm", 77, 72, 1000);

@@ -16,9 +16,8 @@ using schedule::ValueHome;
 using schedule::WarpRoles;
 using source_text::contains;
 using source_text::count;
+using test_programs::kKey;
 using test_programs::plan_of;
-
-const std::string kKey = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 Schedule deferred_online() {
   Schedule s;

@@ -12,6 +12,9 @@
 
 namespace comfuse::codegen::test_programs {
 
+/// The workload key the emitter tests stamp in the kernels' headers.
+inline const std::string kKey = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 inline te::Program workload(const std::string& name, std::int64_t m, std::int64_t k, std::int64_t n) {
   return te::build_workload(name, {{"M", m}, {"K", k}, {"N", n}});
 }

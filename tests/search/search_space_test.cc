@@ -141,6 +141,30 @@ TEST(SearchSpace, FinishRowSplitOnlyForDeferredRowsOfFourSteps) {
     EXPECT_FALSE(s.finish_row_split) << schedule::to_string(s);
 }
 
+TEST(SearchSpace, ApproximateMathAppliesAlikeToAPlanAndItsMergedForms) {
+  // canonical tests approximate_math on the plan as planned, legality on the plan a schedule runs: the merges
+  // move tiles between stages but neither adds nor drops one, so the two answers agree.
+  for (const std::string workload :
+       {"post_layernorm", "post_rmsnorm", "gemm_layernorm_relu", "gemm_gelu_layernorm", "gemm_softmax",
+        "gemm_softcap_softmax", "gemm_bias_relu"}) {
+    const schedule::FusionPlan plan = plan_of(workload, {{"M", 256}, {"K", 64}, {"N", 1024}});
+    for (const bool one_pass : {false, true}) {
+      for (const bool online : {false, true}) {
+        schedule::Schedule s;
+        s.one_pass_variance = one_pass && schedule::one_pass_variance_applies(plan);
+        s.online_softmax = online && schedule::online_softmax_applies(plan);
+        EXPECT_EQ(schedule::approximate_math_applies(plan),
+                  schedule::approximate_math_applies(schedule::effective_plan(plan, s)))
+            << workload << " " << schedule::to_string(s);
+      }
+    }
+  }
+  EXPECT_TRUE(
+      schedule::approximate_math_applies(plan_of("gemm_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}})));
+  EXPECT_FALSE(
+      schedule::approximate_math_applies(plan_of("post_rmsnorm", {{"M", 256}, {"K", 64}, {"N", 1024}})));
+}
+
 TEST(SearchSpace, CanonicalDropsKnobsThePlanIgnores) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 256}});
   schedule::Schedule s;
