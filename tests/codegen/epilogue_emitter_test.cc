@@ -40,7 +40,8 @@ TEST(EpilogueEmitter, ApproximateMathPutsTheElementsExpAndTanhOnTheSpecialFuncti
   EXPECT_FALSE(contains(accurate, "exp2_approx"));
   EXPECT_TRUE(contains(fast, "__device__ __forceinline__ float tanh_approx(float x)"));
   EXPECT_TRUE(contains(fast, "asm(\"ex2.approx.ftz.f32 %0, %1;\""));
-  // Every tanh of an element: the cap in the main kernel and again where the finish kernel recomputes it.
+  // Every tanh of an element: the cap, in the main kernel's stage 0 (the finish kernel reads the capped
+  // values back from the stash).
   EXPECT_EQ(count(fast, "tanh_approx(("), count(accurate, "tanhf(("));
   EXPECT_GT(count(fast, "tanh_approx(("), 0);
   EXPECT_FALSE(contains(fast, "tanhf("));
