@@ -482,6 +482,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;
   base.approximate_math = schedule_.approximate_math;
+  base.reciprocal_division = schedule_.reciprocal_division;
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs)
     base.reads[input.tensor.get()] = load(input.tensor, input.broadcast, interior);
   for (const te::Tensor& t : tensors) {

@@ -104,7 +104,12 @@ class Emitter {
             value = "(" + a + " * " + b + ")";
             break;
           case te::BinaryOp::kDiv:
-            value = "(" + a + " / " + b + ")";
+            if (bindings_.reciprocal_division && dtype == DType::f32 && n->b.kind() == ExprKind::kFloatImm) {
+              const double divisor = n->b.as<te::FloatImmNode>()->value;
+              value = "(" + a + " * " + float_literal(1.0f / static_cast<float>(divisor)) + ")";
+            } else {
+              value = "(" + a + " / " + b + ")";
+            }
             break;
           case te::BinaryOp::kMin:
             value = (integer ? "min(" : "fminf(") + a + ", " + b + ")";

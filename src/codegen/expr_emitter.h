@@ -35,6 +35,9 @@ struct ExprBindings {
   /// it), tanh as tanh.approx (relative error below 2^-10.9, an eighth of bf16's rounding step). The kernel
   /// defines `float exp2_approx(float)` and `float tanh_approx(float)`.
   bool approximate_math = false;
+  /// An f32 division by a constant as a multiplication by the constant's reciprocal rounded to f32 (within
+  /// an ulp of the quotient).
+  bool reciprocal_division = false;
 };
 
 /// The C expression for `e`. Throws InternalError for a read, variable or reduction with no binding: the

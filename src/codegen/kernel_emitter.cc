@@ -9,6 +9,7 @@
 #include "codegen/expr_emitter.h"
 #include "codegen/kernel_source.h"
 #include "codegen/staged_inputs.h"
+#include "codegen/tile_mapping.h"
 #include "codegen/wgmma_emitter.h"
 #include "support/error.h"
 
@@ -47,7 +48,8 @@ class KernelEmitter {
     result.name = "comfuse_" + plan_.anchor.tensor.name() + "_" + key_.substr(key_.find(':') + 1, 12);
     std::map<const te::TensorNode*, std::string> param_names;
     result.params.push_back({KernelParam::Kind::kTmaA, plan_.anchor.a});
-    result.params.push_back({KernelParam::Kind::kTmaB, plan_.anchor.b});
+    // multicast_b: each CTA of the cluster loads half of the B box.
+    result.params.push_back({KernelParam::Kind::kTmaB, plan_.anchor.b, s_.multicast_b ? s_.bn / 2 : 0});
     for (const auto& input : plan_.epilogue_inputs) {
       result.params.push_back({KernelParam::Kind::kInput, input.tensor});
       param_names[input.tensor.get()] = "in_" + input.tensor.name();
@@ -73,6 +75,8 @@ class KernelEmitter {
 
     const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm);
     const std::int64_t n_tiles = ceil_div(plan_.anchor.n, s_.bn);
+    // The row blocks the grid covers: with multicast_b, pairs of them (a lone last one taken twice).
+    const std::int64_t grid_rows = s_.multicast_b ? 2 * ceil_div(m_blocks, 2) : m_blocks;
     if (s_.deferred()) {
       // The row partials follow the carried tiles in the workspace, from a 16-byte boundary.
       parts_offset_ = ceil_div(result.stash_bytes, 16) * 16;
@@ -83,18 +87,18 @@ class KernelEmitter {
       result.launch.finish_block_x = schedule::kFinishThreads;
     }
     result.launch.block_x = s_.threads();
-    result.launch.cluster_x = reduces_in_kernel() ? s_.cluster_n : 1;
+    result.launch.cluster_x = schedule::cluster_ctas(plan_, s_);
     if (reduces_in_kernel()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
       result.launch.row_blocks = true;
       result.launch.persistent = s_.persistent;
     } else if (s_.persistent) {
-      result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
+      result.launch.grid_x = static_cast<int>(grid_rows * n_tiles);
       result.launch.persistent = true;
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      result.launch.grid_x = static_cast<int>(m_blocks * ceil_div(n_tiles, 2));
+      result.launch.grid_x = static_cast<int>(grid_rows * ceil_div(n_tiles, 2));
     } else {
-      result.launch.grid_x = static_cast<int>(m_blocks * n_tiles);
+      result.launch.grid_x = static_cast<int>(grid_rows * n_tiles);
     }
     result.launch.shared_bytes = static_cast<int>(shared_bytes());
 
@@ -106,10 +110,11 @@ class KernelEmitter {
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
     if (s_.tma_store) tma_store_helpers(out);
+    if (s_.multicast_b) multicast_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) prefetch_helper(out);
     staged_.helpers(out);
-    tile_mapping(out);
+    emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
     kernel(out, result, epilogue);
     if (s_.deferred()) finish_kernel(out, result, param_names);
     result.source = out.str();
@@ -154,6 +159,9 @@ class KernelEmitter {
     out.line("constexpr int K_BLOCKS = " + std::to_string(ceil_div(a.k, 64)) +
              ", M_BLOCKS = " + std::to_string(m_blocks) + ", N_TILES = " + std::to_string(n_tiles) +
              ", GROUP_M = " + std::to_string(s_.raster_group_m) + ";");
+    if (s_.multicast_b)
+      out.line(
+          "constexpr int M_PAIRS = (M_BLOCKS + 1) / 2;  // the clusters' pairs of row blocks (multicast_b)");
     if (s_.carried == ValueHome::kShared) {
       out.line("constexpr int TILES_PER_CTA = " + std::to_string(ceil_div(n_tiles, s_.cluster_n)) +
                ";  // column tiles a CTA stashes in shared memory");
@@ -176,105 +184,26 @@ class KernelEmitter {
     out.line();
   }
 
-  // Which (row block, column tile) the t-th tile of this CTA is, and how many tiles the CTA has.
-  void tile_mapping(CodeStream& out) const {
-    if (walks_row_blocks()) {
-      out.line(
-          "// The cluster's row blocks (every gridDim.x / CLUSTER_N-th) and, in each, the CTA's column "
-          "tiles:");
-      out.line("// the same sequence for the producer and every consumer warpgroup.");
-      tile_sequence_struct(out, "int first_block, block_stride, first_tile, count, stride;");
-      out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
-      out.line("TileSequence seq;");
-      out.line("seq.first_block = blockIdx.x / CLUSTER_N;");
-      out.line("seq.block_stride = gridDim.x / CLUSTER_N;");
-      cluster_column_tiles(out);
-      out.line("return seq;");
-      out.close();
-      out.line();
-      return;
-    }
-    if (s_.persistent) {
-      persistent_tile_mapping(out);
-      return;
-    }
-    out.line("// The CTA's tiles: the same sequence for the producer and every consumer warpgroup.");
-    tile_sequence_struct(out, "int m_block, first_tile, count, stride;");
-    raster_function(out);
-    out.open("__device__ __forceinline__ TileSequence cta_tiles(u32 cta_rank)");
-    out.line("TileSequence seq;");
-    if (reduces_in_kernel()) {
-      out.line("// The cluster owns BM whole rows; its CTAs take every CLUSTER_N-th column tile.");
-      out.line("seq.m_block = blockIdx.x / CLUSTER_N;");
-      cluster_column_tiles(out);
-    } else if (s_.warp_roles == WarpRoles::kPingPong) {
-      out.line("// Two neighbouring column tiles of one row block, one per consumer warpgroup.");
-      out.line("int pair;");
-      out.line("raster(blockIdx.x, (N_TILES + 1) / 2, seq.m_block, pair);");
-      out.line("seq.first_tile = 2 * pair;");
-      out.line("seq.stride = 1;");
-      out.line("seq.count = min(2, N_TILES - 2 * pair);");
-    } else {
-      out.line("int n_tile;");
-      out.line("raster(blockIdx.x, N_TILES, seq.m_block, n_tile);");
-      out.line("seq.first_tile = n_tile;");
-      out.line("seq.stride = 1;");
-      out.line("seq.count = 1;");
-    }
-    out.line("return seq;");
-    out.close();
-    out.line();
-  }
+  // multicast_b's device helpers: a B box loaded into both CTAs of the cluster, and a stage released in both
+  // (either CTA's producer refills it in both).
+  void multicast_helpers(CodeStream& out) const {
+    out.raw(
+        R"CUDA(// multicast_b: a box loaded once into every CTA of `ctas` (a bit each), at the same shared-memory
+// offsets, completing on each CTA's own `bar`.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescriptor* desc, u64* bar, int c0, int c1, u16 ctas) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;"
+               :: "r"(smem_addr(dst)), "l"((u64)desc), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "h"(ctas) : "memory");
+}
+// A stage's release, here and in the peer CTA: the peer's producer writes its half of B into both. The
+// arrival orders at CTA scope only, as the local one: the stage's reads were wgmma's, done at wgmma_wait, and
+// no other memory operation needs to reach the peer first (a cluster-scope release waits for the thread's
+// global stores as well).
+__device__ __forceinline__ void release_stage(u64* bar, u32 peer) {
+  mbar_arrive(bar);
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(map_to_rank(bar, peer)) : "memory");
+}
 
-  // The device struct of a CTA's tile sequence: `fields`, and n_tile(t) of its column tiles.
-  void tile_sequence_struct(CodeStream& out, const std::string& fields) const {
-    out.open("struct TileSequence");
-    out.line(fields);
-    out.open("__device__ __forceinline__ int n_tile(int t) const");
-    out.line("return first_tile + t * stride;");
-    out.close();
-    out.close(";");
-  }
-
-  // Reduction plans: the CTA of rank r in its cluster takes the column tiles r, r + CLUSTER_N, ...
-  void cluster_column_tiles(CodeStream& out) const {
-    out.line("seq.first_tile = cta_rank;");
-    out.line("seq.stride = CLUSTER_N;");
-    out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
-  }
-
-  // The persistent grid: CTA b takes the tiles b, b + gridDim.x, ... of the rasterised order, so that the
-  // CTAs running at once share rows of A and columns of B in L2 as the one-tile grid's waves do.
-  void persistent_tile_mapping(CodeStream& out) const {
-    raster_function(out);
-    out.line("// The CTA's tiles: the same sequence for the producer and every consumer warpgroup.");
-    out.open("struct TileSequence");
-    out.line("int first_tile, count, stride;");
-    out.open("__device__ __forceinline__ void at(int t, int& m_block, int& n_tile) const");
-    out.line("raster(first_tile + t * stride, N_TILES, m_block, n_tile);");
-    out.close();
-    out.close(";");
-    out.open("__device__ __forceinline__ TileSequence cta_tiles(u32)");
-    out.line("TileSequence seq;");
-    out.line("seq.first_tile = blockIdx.x;");
-    out.line("seq.stride = gridDim.x;");
-    out.line("seq.count = (M_BLOCKS * N_TILES - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;");
-    out.line("return seq;");
-    out.close();
-    out.line();
-  }
-
-  void raster_function(CodeStream& out) const {
-    out.line(
-        "// Rasterisation: consecutive CTAs walk GROUP_M row blocks before moving right, so that they share "
-        "B in L2.");
-    out.open("__device__ __forceinline__ void raster(int linear, int columns, int& m_block, int& column)");
-    out.line("const int group = linear / (GROUP_M * columns);");
-    out.line("const int first_m = group * GROUP_M;");
-    out.line("const int group_size = min(M_BLOCKS - first_m, GROUP_M);");
-    out.line("m_block = first_m + (linear % (GROUP_M * columns)) % group_size;");
-    out.line("column = (linear % (GROUP_M * columns)) / group_size;");
-    out.close();
+)CUDA");
   }
 
   // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
@@ -388,7 +317,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
                          ";  // [carried][TILES_PER_CTA][BN / 2][BM * 2] carried tiles, thread-fastest");
     }
     out.line("const int warpgroup = threadIdx.x / 128;");
-    const std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";
+    std::string empty_count = s_.warp_roles == WarpRoles::kPingPong ? "1" : "CONSUMERS";
+    if (s_.multicast_b) empty_count = "2 * " + empty_count;  // both CTAs' consumers release a stage
     out.open("if (threadIdx.x == 0)");
     out.open("for (int s = 0; s < STAGES; ++s)");
     out.line("mbar_init(&full[s], 1);");
@@ -453,10 +383,25 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
     out.line("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, " + m_block + " * BM);");
-    out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
+    if (s_.multicast_b) {
+      out.line(
+          "tma_load_2d_multicast(sB + s * BN * BK + cta_rank * (BN / 2) * BK, &tma_b, &full[s], kb * BK, " +
+          n_tile + " * BN + cta_rank * (BN / 2), 3);");
+    } else {
+      out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
+    }
     out.close();
     out.close();
     if (walks_row_blocks()) out.close();
+    if (s_.multicast_b) {
+      out.line(
+          "// Stay until both CTAs' consumers have released the last stages: the peer's releases arrive on "
+          "this CTA's");
+      out.line("// barriers, and the peer writes into this CTA's ring until then.");
+      out.open("for (int it = tiles.count * K_BLOCKS; it < tiles.count * K_BLOCKS + STAGES; ++it)");
+      out.line("mbar_wait(&empty[it % STAGES], ((it / STAGES) & 1) ^ 1);");
+      out.close();
+    }
     out.close();
     out.line("return;");
     out.close();
@@ -523,11 +468,15 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.close();
     out.line("wgmma_commit();");
     out.line("wgmma_wait<1>();");
-    out.line("if (kb > 0 && (threadIdx.x & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);");
+    out.line(s_.multicast_b
+                 ? "if (kb > 0 && (threadIdx.x & 127) == 0) release_stage(&empty[(it - 1) % STAGES], "
+                   "cta_rank ^ 1);"
+                 : "if (kb > 0 && (threadIdx.x & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);");
     out.close();
     out.line("wgmma_wait<0>();");
-    out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(&empty[(" + tile +
-             " * K_BLOCKS + K_BLOCKS - 1) % STAGES]);");
+    const std::string last_stage = "&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]";
+    out.line(s_.multicast_b ? "if ((threadIdx.x & 127) == 0) release_stage(" + last_stage + ", cta_rank ^ 1);"
+                            : "if ((threadIdx.x & 127) == 0) mbar_arrive(" + last_stage + ");");
     if (warpgroups_own_rows()) {
       out.line("if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);");
     } else if (ping_pong) {
@@ -553,8 +502,11 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     const bool shared_rows = ping_pong && !warpgroups_own_rows();
     out.line("int xround = 0, wround = 0;  // cluster exchanges and warpgroup combines so far");
     out.line("(void)xround; (void)wround;");
-    out.line(std::string("const bool row_writer = (lane & 3) == 0 && cta_rank == 0") +
-             (shared_rows ? " && consumer == 0;" : ";") + "  // writes row-value outputs");
+    // (With multicast_b the cluster's CTAs own different rows; only reductions combined in a cluster share
+    // them.)
+    out.line(std::string("const bool row_writer = (lane & 3) == 0") +
+             (s_.multicast_b ? "" : " && cta_rank == 0") + (shared_rows ? " && consumer == 0;" : ";") +
+             "  // writes row-value outputs");
     out.line("(void)row_writer;");
     if (s_.carried == ValueHome::kShared) {
       out.line(std::string("const int stash_thread = ") +

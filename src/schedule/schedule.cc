@@ -215,6 +215,29 @@ bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s) {
          plan.anchor.n >= std::int64_t{kFinishSplit} * kFinishStepColumns;
 }
 
+bool multicast_b_applies(const FusionPlan& plan, const Schedule& s) {
+  return (!plan.has_reductions() || s.deferred()) && s.cluster_n == 1;
+}
+
+int cluster_ctas(const FusionPlan& plan, const Schedule& s) {
+  if (s.multicast_b) return 2;
+  return plan.has_reductions() && !s.deferred() ? s.cluster_n : 1;
+}
+
+bool reciprocal_division_applies(const FusionPlan& plan) {
+  const auto by_constant = [](const te::Expr& e) {
+    if (e.kind() != te::ExprKind::kBinary || e.dtype() != te::DType::f32) return false;
+    const auto* div = e.as<te::BinaryNode>();
+    return div->op == te::BinaryOp::kDiv && div->b.kind() == te::ExprKind::kFloatImm;
+  };
+  for (const Stage& stage : plan.stages) {
+    for (const te::Tensor& t : stage.tiles) {
+      if (t->body.defined() && te::any_subexpr(t->body, by_constant)) return true;
+    }
+  }
+  return false;
+}
+
 bool approximate_math_applies(const FusionPlan& plan) {
   const auto special = [](const te::Expr& e) {
     if (e.kind() != te::ExprKind::kUnary) return false;
@@ -427,11 +450,24 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.approximate_math && !approximate_math_applies(plan)) {
     fail("approximate_math=true but no element expression of the epilogue takes exp or tanh");
   }
+  if (s.reciprocal_division && !reciprocal_division_applies(plan)) {
+    fail("reciprocal_division=true but no element expression of the epilogue divides by a constant");
+  }
   if (s.finish_row_split && !finish_row_split_applies(plan, s)) {
     fail("finish_row_split=true needs a deferred reduction over rows of at least " +
          std::to_string(kFinishSplit * kFinishStepColumns) + " columns (" + std::to_string(kFinishSplit) +
          " warps a row, " + std::to_string(kFinishStepColumns) + " columns a step), but reduction=" +
          std::string(reduction_placement_name(s.reduction)) + " and N=" + std::to_string(a.n));
+  }
+  if (s.multicast_b && !multicast_b_applies(plan, s)) {
+    fail(
+        "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
+        "reductions, or placement 'deferred'), but reduction=" +
+        std::string(reduction_placement_name(s.reduction)) + " and cluster_n=" + std::to_string(s.cluster_n));
+  }
+  if (s.multicast_b && limits.max_cluster_size < 2) {
+    fail("multicast_b=true needs clusters of 2, but the target's cluster limit is " +
+         std::to_string(limits.max_cluster_size));
   }
   if (s.tma_inputs && !tma_inputs_apply(plan, s)) {
     fail(
@@ -530,6 +566,8 @@ std::span<const OptionalKnob> optional_knobs() {
       {"branchless_online_update", &Schedule::branchless_online_update},
       {"finish_row_split", &Schedule::finish_row_split},
       {"approximate_math", &Schedule::approximate_math, true},
+      {"multicast_b", &Schedule::multicast_b},
+      {"reciprocal_division", &Schedule::reciprocal_division, true},
   };
   return kKnobs;
 }

@@ -129,6 +129,17 @@ struct Schedule {
   // accurate. Whether the workload's tolerance allows it is for the reference check to say. Written to JSON
   // only when true.
   bool approximate_math = false;
+  // Kernels that take tiles without combining rows in the kernel (no row reductions, or a deferred one): the
+  // CTAs run in clusters of two that take neighbouring row blocks of the same column tiles; each CTA's
+  // producer loads half of every B box and multicasts it into both, so that B crosses from L2 once for two
+  // row blocks. A stage is refilled only when the consumers of both CTAs have released it. Written to JSON
+  // only when true.
+  bool multicast_b = false;
+  // Plans whose element expressions divide by a constant (a soft cap's x / 30): the division becomes a
+  // multiplication by the constant's reciprocal, rounded to f32 (within an ulp of the quotient, where the
+  // IEEE division is a dozen instructions and a slow path). Row values stay as they are. Whether the
+  // workload's tolerance allows it is for the reference check to say. Written to JSON only when true.
+  bool reciprocal_division = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -205,6 +216,16 @@ int finish_rows_per_cta(const Schedule& s);
 /// Whether finish_row_split can change the kernel of `plan` under `s`: a deferred reduction (with row
 /// reductions) over rows of at least kFinishSplit steps (N >= kFinishSplit x kFinishStepColumns).
 bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s);
+
+/// Whether multicast_b can change the kernel of `plan` under `s`: its CTAs take tiles without combining
+/// row partials (no row reductions, or a deferred placement) and form no cluster along N.
+bool multicast_b_applies(const FusionPlan& plan, const Schedule& s);
+/// CTAs a cluster of the main kernel: cluster_n for reductions combined across a cluster, 2 with multicast_b.
+int cluster_ctas(const FusionPlan& plan, const Schedule& s);
+
+/// Whether reciprocal_division changes the kernel of `plan`: an element expression of its epilogue divides
+/// an f32 value by a constant.
+bool reciprocal_division_applies(const FusionPlan& plan);
 
 /// Whether approximate_math changes the kernel of `plan`: an element expression of its epilogue takes exp or
 /// tanh.

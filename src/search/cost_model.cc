@@ -108,9 +108,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double tile_flops = 2.0 * s.bm * s.bn * static_cast<double>(a.k);
   const double tile_mma_us =
       tile_flops / (sm_flops_per_us * issue_efficiency * width_efficiency * depth_efficiency);
-  // Operands stream from L2: (BM + BN) x K bf16 per tile, at this SM's share of the L2 bandwidth.
+  // Operands stream from L2: (BM + BN) x K bf16 per tile, at this SM's share of the L2 bandwidth; with
+  // multicast_b a CTA fetches half of B and its cluster peer the other half.
   const double l2_per_sm_bytes_per_us = machine.l2_gbps * 1e3 / machine.sms;
-  const double tile_feed_us = (s.bm + s.bn) * 2.0 * static_cast<double>(a.k) / l2_per_sm_bytes_per_us;
+  const double b_rows = s.multicast_b ? s.bn / 2.0 : s.bn;
+  const double tile_feed_us = (s.bm + b_rows) * 2.0 * static_cast<double>(a.k) / l2_per_sm_bytes_per_us;
   const double tile_main_us = std::max(tile_mma_us, tile_feed_us);
 
   // Epilogue of one tile: arithmetic per element, plus its share of the epilogue's memory traffic.

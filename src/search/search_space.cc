@@ -120,8 +120,10 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!s.online_softmax) s.branchless_online_update = false;
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
   if (!schedule::finish_row_split_applies(plan, s)) s.finish_row_split = false;
+  if (!schedule::multicast_b_applies(plan, s)) s.multicast_b = false;
   // (On the plan as planned: the merges of effective_plan move tiles but neither add nor drop one.)
   if (!schedule::approximate_math_applies(plan)) s.approximate_math = false;
+  if (!schedule::reciprocal_division_applies(plan)) s.reciprocal_division = false;
   // (Tested only when on: turning off a knob that is off changes nothing, and the tests need the plan `s`
   // runs.)
   if (s.carry_in_accumulator && !schedule::carry_in_accumulator_applies(plan, s))

@@ -140,6 +140,17 @@ TEST(ExprEmitter, ApproximateMathOnlyWhereAsked) {
   EXPECT_EQ(s.c(te::sigmoid(s.a)), "sigmoid_f32(a)");
 }
 
+TEST(ExprEmitter, ReciprocalDivisionOnlyByF32Constants) {
+  Scope s;
+  EXPECT_EQ(s.c(s.a / 30.0), "(a / (30.0f))");
+  s.bindings.reciprocal_division = true;
+  EXPECT_EQ(s.c(s.a / 30.0), "(a * (0.0333333351f))");  // 1/30 rounded to f32
+  EXPECT_EQ(s.c(s.a / 4.0), "(a * (0.25f))");
+  EXPECT_EQ(s.c(s.a / s.b), "(a / b)");       // not a constant
+  EXPECT_EQ(s.c(1.0 / s.a), "((1.0f) / a)");  // a constant dividend
+  EXPECT_EQ(s.c(s.i / 3), "(i / (3))");       // integer division
+}
+
 TEST(ExprEmitter, ScaledViewsOfPositiveConstants) {
   Scope s;
   const Expr eighth = te::constant(DType::f32, 0.125);

@@ -251,6 +251,8 @@ TEST(KernelCompile, DeferredReductions) {
   Schedule fast = online;
   fast.approximate_math = true;
   fast.vector_loads = false;  // N odd
+  Schedule reciprocal = fast;
+  reciprocal.reciprocal_division = true;
   Schedule fast_gelu = one_pass;
   fast_gelu.approximate_math = true;
   compile_all({
@@ -266,6 +268,41 @@ TEST(KernelCompile, DeferredReductions) {
        std::nullopt, fast},
       {"gemm_gelu_layernorm odd one pass, tanh approximate", workload("gemm_gelu_layernorm", kOdd),
        std::nullopt, fast_gelu},
+      {"gemm_softcap_softmax odd online, the cap's division a multiplication",
+       workload("gemm_softcap_softmax", kOdd), std::nullopt, reciprocal},
+  });
+}
+
+TEST(KernelCompile, MulticastB) {
+  // Clusters of two row blocks sharing B: one tile a CTA, ping-pong pairs, the persistent grid, the TMA
+  // store, and a deferred reduction with staged inputs; odd shapes give an odd number of row blocks.
+  Schedule cooperative = make_schedule(Knobs{.bm = 128, .bn = 256});
+  cooperative.multicast_b = true;
+  Schedule persistent = cooperative;
+  persistent.persistent = persistent.tma_store = true;
+  persistent.stages = 3;
+  Schedule ping_pong = make_schedule(Knobs{.bm = 64, .bn = 128, .roles = WarpRoles::kPingPong});
+  ping_pong.multicast_b = true;
+  Schedule softmax = make_schedule(Knobs{.bm = 64,
+                                         .bn = 256,
+                                         .roles = WarpRoles::kPingPong,
+                                         .carried = ValueHome::kL2Stash,
+                                         .vector_loads = true});
+  softmax.reduction = ReductionPlacement::kDeferred;
+  softmax.online_softmax = softmax.persistent = softmax.multicast_b = true;
+  Schedule staged = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
+  staged.reduction = ReductionPlacement::kDeferred;
+  staged.one_pass_variance = staged.tma_inputs = staged.bf16_stash = staged.tma_store = staged.multicast_b =
+      true;
+  staged.stages = 2;
+  compile_all({
+      {"gemm odd, one tile a CTA", workload("gemm", kOdd), std::nullopt, cooperative},
+      {"gemm reduced, persistent with the TMA store", workload("gemm", kReduced), std::nullopt, persistent},
+      {"gemm_bias_relu odd ping-pong", workload("gemm_bias_relu", kOdd), std::nullopt, ping_pong},
+      {"gemm_softmax deferred, persistent ping-pong", workload("gemm_softmax", Shape{127, 72, 1000}),
+       std::nullopt, softmax},
+      {"post_layernorm deferred, inputs and stash through TMA", workload("post_layernorm", kReduced),
+       std::nullopt, staged},
   });
 }
 

@@ -255,6 +255,41 @@ TEST(ScheduleErrors, FinishRowSplit) {
   }
 }
 
+TEST(ScheduleErrors, MulticastB) {
+  const Plans p;
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.carried = ValueHome::kL2Stash;
+                             s.multicast_b = true;
+                           }),
+            "schedule for 'mm': multicast_b=true needs CTAs that take tiles without combining rows across a "
+            "cluster (no row reductions, or placement 'deferred'), but reduction=cta and cluster_n=1");
+  Schedule s;
+  s.multicast_b = true;
+  EXPECT_NO_THROW(schedule::check_legal(p.gemm, s));
+  s.reduction = ReductionPlacement::kDeferred;
+  s.carried = ValueHome::kL2Stash;
+  s.one_pass_variance = true;
+  EXPECT_NO_THROW(schedule::check_legal(p.ln, s));
+  TargetLimits no_clusters;
+  no_clusters.max_cluster_size = 1;
+  EXPECT_EQ(legality_error(
+                p.gemm, [](Schedule& s) { s.multicast_b = true; }, no_clusters),
+            "schedule for 'mm': multicast_b=true needs clusters of 2, but the target's cluster limit is 1");
+}
+
+TEST(ScheduleErrors, ReciprocalDivision) {
+  const Plans p;
+  EXPECT_EQ(
+      legality_error(p.gemm, [](Schedule& s) { s.reciprocal_division = true; }),
+      "schedule for 'mm': reciprocal_division=true but no element expression of the epilogue divides by a "
+      "constant");
+  Schedule s;
+  s.carried = ValueHome::kL2Stash;
+  s.reciprocal_division = true;
+  EXPECT_NO_THROW(schedule::check_legal(plan_of("gemm_softcap_softmax", 256, 128, 512), s));
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

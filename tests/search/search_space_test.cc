@@ -141,6 +141,34 @@ TEST(SearchSpace, FinishRowSplitOnlyForDeferredRowsOfFourSteps) {
     EXPECT_FALSE(s.finish_row_split) << schedule::to_string(s);
 }
 
+TEST(SearchSpace, MulticastBOnlyWhereNoClusterCombinesRows) {
+  int gemm = 0;
+  for (const schedule::Schedule& s : schedule_space(plan_of("gemm", {{"M", 512}, {"K", 64}, {"N", 1024}})))
+    gemm += s.multicast_b ? 1 : 0;
+  EXPECT_GT(gemm, 0);
+  int deferred = 0;
+  for (const schedule::Schedule& s :
+       schedule_space(plan_of("gemm_softmax", {{"M", 512}, {"K", 64}, {"N", 2048}}))) {
+    if (!s.multicast_b) continue;
+    ++deferred;
+    EXPECT_TRUE(s.deferred()) << schedule::to_string(s);
+  }
+  EXPECT_GT(deferred, 0);
+}
+
+TEST(SearchSpace, ReciprocalDivisionOnlyWhereAnElementDividesByAConstant) {
+  const schedule::FusionPlan softcap = plan_of("gemm_softcap_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  EXPECT_TRUE(schedule::reciprocal_division_applies(softcap));  // the cap's x / 30
+  schedule::Schedule s;
+  s.reciprocal_division = true;
+  EXPECT_TRUE(canonical(softcap, s).reciprocal_division);
+  for (const std::string workload : {"gemm_softmax", "post_layernorm", "gemm_bias_relu"}) {
+    const schedule::FusionPlan plan = plan_of(workload, {{"M", 256}, {"K", 64}, {"N", 1024}});
+    EXPECT_FALSE(schedule::reciprocal_division_applies(plan)) << workload;
+    EXPECT_FALSE(canonical(plan, s).reciprocal_division) << workload;
+  }
+}
+
 TEST(SearchSpace, ApproximateMathAppliesAlikeToAPlanAndItsMergedForms) {
   // canonical tests approximate_math on the plan as planned, legality on the plan a schedule runs: the merges
   // move tiles between stages but neither adds nor drops one, so the two answers agree.

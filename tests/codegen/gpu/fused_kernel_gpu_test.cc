@@ -440,6 +440,37 @@ std::vector<Case> cases() {
     c.label = "finish_row_split_" + c.label.substr(0, c.label.find('/')) + "/M77_K40_N2600";
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
+  // Every case whose elements divide by a constant (the soft cap), once more with the division a
+  // multiplication by the reciprocal.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (c.schedule.approximate_math || c.schedule.finish_row_split) continue;
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (!schedule::reciprocal_division_applies(plan)) continue;
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    c.schedule.reciprocal_division = true;
+    if (!legal(plan, c.schedule)) continue;
+    c.label = "reciprocal_division_" + c.label;
+    result.push_back(c);
+  }
+  // Every case whose CTAs take tiles without combining rows (plain GEMMs, deferred reductions, with the TMA
+  // store and staged inputs) once more in clusters of two sharing B; the odd shape also at M = 170, where the
+  // last of three row blocks of 64 is a pair's lone block that both CTAs take.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (c.schedule.approximate_math || c.schedule.finish_row_split || c.schedule.reciprocal_division)
+      continue;
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    c.schedule.multicast_b = true;
+    if (!legal(plan, c.schedule)) continue;
+    c.label = "multicast_b_" + c.label;
+    result.push_back(c);
+    if (c.shape != te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}) continue;
+    c.shape["M"] = 170;
+    c.label = c.label.substr(0, c.label.find('/')) + "/M170_K40_N1000";
+    result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
