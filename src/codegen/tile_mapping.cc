@@ -47,25 +47,13 @@ class TileMappingEmitter {
     } else if (s_.warp_roles == WarpRoles::kPingPong) {
       out.line("// Two neighbouring column tiles of one row block, one per consumer warpgroup.");
       out.line("int pair;");
-      if (s_.multicast_b) {
-        out.line("int row_pair;");
-        out.line("raster(blockIdx.x / 2, (N_TILES + 1) / 2, row_pair, pair);");
-        pair_row_block(out, "seq.m_block", "row_pair");
-      } else {
-        out.line("raster(blockIdx.x, (N_TILES + 1) / 2, seq.m_block, pair);");
-      }
+      raster_cta(out, "(N_TILES + 1) / 2", "pair");
       out.line("seq.first_tile = 2 * pair;");
       out.line("seq.stride = 1;");
       out.line("seq.count = min(2, N_TILES - 2 * pair);");
     } else {
       out.line("int n_tile;");
-      if (s_.multicast_b) {
-        out.line("int row_pair;");
-        out.line("raster(blockIdx.x / 2, N_TILES, row_pair, n_tile);");
-        pair_row_block(out, "seq.m_block", "row_pair");
-      } else {
-        out.line("raster(blockIdx.x, N_TILES, seq.m_block, n_tile);");
-      }
+      raster_cta(out, "N_TILES", "n_tile");
       out.line("seq.first_tile = n_tile;");
       out.line("seq.stride = 1;");
       out.line("seq.count = 1;");
@@ -93,11 +81,18 @@ class TileMappingEmitter {
     out.line("seq.count = (N_TILES - (int)cta_rank + CLUSTER_N - 1) / CLUSTER_N;");
   }
 
-  // multicast_b: the row block of this CTA in the cluster's pair. When M_BLOCKS is odd the last pair has one
-  // row block, and its second CTA takes that block too: its loads stay in the matrix and its writes are the
-  // same values as its peer's.
-  void pair_row_block(CodeStream& out, const std::string& m_block, const std::string& row_pair) const {
-    out.line(m_block + " = min(2 * " + row_pair + " + (int)cta_rank, M_BLOCKS - 1);");
+  // The one-launch grid: this CTA's row block (seq.m_block) and `column` of `columns`, from its place in the
+  // rasterised order, or with multicast_b from its cluster's place and its rank in the pair. When M_BLOCKS is
+  // odd the last pair has one row block, and its second CTA takes that block too: its loads stay in the
+  // matrix and its writes are the same values as its peer's.
+  void raster_cta(CodeStream& out, const std::string& columns, const std::string& column) const {
+    if (s_.multicast_b) {
+      out.line("int row_pair;");
+      out.line("raster(blockIdx.x / 2, " + columns + ", row_pair, " + column + ");");
+      out.line("seq.m_block = min(2 * row_pair + (int)cta_rank, M_BLOCKS - 1);");
+    } else {
+      out.line("raster(blockIdx.x, " + columns + ", seq.m_block, " + column + ");");
+    }
   }
 
   // The persistent grid: CTA b takes the tiles b, b + gridDim.x, ... of the rasterised order, so that the

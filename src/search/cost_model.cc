@@ -18,9 +18,17 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
-// f32 operations one evaluation of `e` costs; transcendental functions count as 8 (SFU rate plus fix-ups).
-// With `approximate` (approximate_math), exp and tanh are one special-function operation and an FFMA.
-double op_weight(const te::Expr& e, bool approximate) {
+// How a schedule evaluates the elements' functions: approximate_math and reciprocal_division.
+struct ElementMath {
+  bool approximate = false;
+  bool reciprocal = false;
+};
+
+// f32 operations one evaluation of `e` costs; transcendental functions count as 8 (SFU rate plus fix-ups),
+// and so does an IEEE f32 division (a reciprocal estimate, refinement FMAs, a range test and a slow path).
+// With approximate_math, exp and tanh are one special-function operation and an FFMA; with
+// reciprocal_division, a division by a constant is one multiplication.
+double op_weight(const te::Expr& e, ElementMath math) {
   double weight = 0;
   switch (e.kind()) {
     case te::ExprKind::kRead:
@@ -32,8 +40,15 @@ double op_weight(const te::Expr& e, bool approximate) {
       const auto& node = static_cast<const te::UnaryNode&>(*e.node());
       const bool special = node.op == te::UnaryOp::kExp || node.op == te::UnaryOp::kTanh;
       weight = node.op == te::UnaryOp::kNeg || node.op == te::UnaryOp::kAbs ? 1
-               : approximate && special                                     ? 2
+               : math.approximate && special                                ? 2
                                                                             : 8;
+      break;
+    }
+    case te::ExprKind::kBinary: {
+      const auto& node = static_cast<const te::BinaryNode&>(*e.node());
+      const bool f32_division = node.op == te::BinaryOp::kDiv && e.dtype() == te::DType::f32;
+      const bool by_constant = node.b.kind() == te::ExprKind::kFloatImm;
+      weight = !f32_division ? 1 : math.reciprocal && by_constant ? 1 : 8;
       break;
     }
     case te::ExprKind::kPow:
@@ -42,7 +57,7 @@ double op_weight(const te::Expr& e, bool approximate) {
     default:
       weight = 1;
   }
-  te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child, approximate); });
+  te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child, math); });
   return weight;
 }
 
@@ -120,9 +135,10 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   for (const te::Tensor& t : plan.program.tensors()) {
     if (!t->body.defined() || t.same_as(a.tensor)) continue;
     const schedule::Role role = plan.role(t);
-    if (role == schedule::Role::kTile) ops_per_element += op_weight(t->body, s.approximate_math);
+    if (role == schedule::Role::kTile)
+      ops_per_element += op_weight(t->body, {s.approximate_math, s.reciprocal_division});
     if (role == schedule::Role::kRowValue && t->body.kind() == te::ExprKind::kReduce) {
-      ops_per_element += op_weight(t->body, false) + 1;
+      ops_per_element += op_weight(t->body, {}) + 1;
       reductions += 1;
     }
   }

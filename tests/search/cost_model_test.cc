@@ -81,6 +81,21 @@ TEST(CostModel, ApproximateMathShortensTheElementsOfASoftCap) {
   EXPECT_EQ(fast.mainloop_us, exact.mainloop_us);
 }
 
+TEST(CostModel, ReciprocalDivisionShortensTheElementsOfASoftCap) {
+  // The cap's x / 30: an IEEE division (counted as eight operations) or one multiplication.
+  const schedule::FusionPlan plan = plan_of("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  schedule::Schedule s;
+  s.bm = 128;
+  s.bn = 256;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.approximate_math = true;
+  const CostEstimate division = estimate(plan, s);
+  s.reciprocal_division = true;
+  const CostEstimate product = estimate(plan, s);
+  EXPECT_LT(product.epilogue_us, division.epilogue_us);
+  EXPECT_EQ(product.mainloop_us, division.mainloop_us);
+}
+
 TEST(CostModel, FewCtasLeaveSmsIdle) {
   // M=1024 at BM=128 gives 8 row blocks: a CTA per row block uses 8 SMs, a cluster of 8 uses 64.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 1024}, {"K", 4096}, {"N", 1024}});
