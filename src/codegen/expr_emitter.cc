@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "schedule/schedule.h"
 #include "support/error.h"
 #include "te/tensor.h"
 
@@ -104,7 +105,7 @@ class Emitter {
             value = "(" + a + " * " + b + ")";
             break;
           case te::BinaryOp::kDiv:
-            if (bindings_.reciprocal_division && dtype == DType::f32 && n->b.kind() == ExprKind::kFloatImm) {
+            if (bindings_.reciprocal_division && schedule::divides_by_constant(e)) {
               const double divisor = n->b.as<te::FloatImmNode>()->value;
               value = "(" + a + " * " + float_literal(1.0f / static_cast<float>(divisor)) + ")";
             } else {

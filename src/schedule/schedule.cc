@@ -224,15 +224,16 @@ int cluster_ctas(const FusionPlan& plan, const Schedule& s) {
   return plan.has_reductions() && !s.deferred() ? s.cluster_n : 1;
 }
 
+bool divides_by_constant(const te::Expr& e) {
+  if (e.kind() != te::ExprKind::kBinary || e.dtype() != te::DType::f32) return false;
+  const auto* div = e.as<te::BinaryNode>();
+  return div->op == te::BinaryOp::kDiv && div->b.kind() == te::ExprKind::kFloatImm;
+}
+
 bool reciprocal_division_applies(const FusionPlan& plan) {
-  const auto by_constant = [](const te::Expr& e) {
-    if (e.kind() != te::ExprKind::kBinary || e.dtype() != te::DType::f32) return false;
-    const auto* div = e.as<te::BinaryNode>();
-    return div->op == te::BinaryOp::kDiv && div->b.kind() == te::ExprKind::kFloatImm;
-  };
   for (const Stage& stage : plan.stages) {
     for (const te::Tensor& t : stage.tiles) {
-      if (t->body.defined() && te::any_subexpr(t->body, by_constant)) return true;
+      if (t->body.defined() && te::any_subexpr(t->body, divides_by_constant)) return true;
     }
   }
   return false;

@@ -223,6 +223,8 @@ bool multicast_b_applies(const FusionPlan& plan, const Schedule& s);
 /// CTAs a cluster of the main kernel: cluster_n for reductions combined across a cluster, 2 with multicast_b.
 int cluster_ctas(const FusionPlan& plan, const Schedule& s);
 
+/// Whether `e` itself is what reciprocal_division rewrites: an f32 division by a constant.
+bool divides_by_constant(const te::Expr& e);
 /// Whether reciprocal_division changes the kernel of `plan`: an element expression of its epilogue divides
 /// an f32 value by a constant.
 bool reciprocal_division_applies(const FusionPlan& plan);

@@ -47,8 +47,7 @@ double op_weight(const te::Expr& e, ElementMath math) {
     case te::ExprKind::kBinary: {
       const auto& node = static_cast<const te::BinaryNode&>(*e.node());
       const bool f32_division = node.op == te::BinaryOp::kDiv && e.dtype() == te::DType::f32;
-      const bool by_constant = node.b.kind() == te::ExprKind::kFloatImm;
-      weight = !f32_division ? 1 : math.reciprocal && by_constant ? 1 : 8;
+      weight = f32_division && !(math.reciprocal && schedule::divides_by_constant(e)) ? 8 : 1;
       break;
     }
     case te::ExprKind::kPow:

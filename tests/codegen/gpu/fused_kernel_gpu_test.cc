@@ -442,17 +442,14 @@ std::vector<Case> cases() {
   }
   // Every case whose elements divide by a constant (the soft cap), once more with the division a
   // multiplication by the reciprocal.
-  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
-    Case c = result[i];
-    if (c.schedule.approximate_math || c.schedule.finish_row_split) continue;
-    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
-    if (!schedule::reciprocal_division_applies(plan)) continue;
-    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
-    c.schedule.reciprocal_division = true;
-    if (!legal(plan, c.schedule)) continue;
-    c.label = "reciprocal_division_" + c.label;
-    result.push_back(c);
-  }
+  add_variants(
+      result, result.size(), "reciprocal_division_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.reciprocal_division = true;
+        return !s.approximate_math && !s.finish_row_split && legal(plan, t);
+      },
+      [](Schedule& s) { s.reciprocal_division = true; });
   // Every case whose CTAs take tiles without combining rows (plain GEMMs, deferred reductions, with the TMA
   // store and staged inputs) once more in clusters of two sharing B; the odd shape also at M = 170, where the
   // last of three row blocks of 64 is a pair's lone block that both CTAs take.
