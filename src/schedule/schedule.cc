@@ -230,27 +230,31 @@ bool divides_by_constant(const te::Expr& e) {
   return div->op == te::BinaryOp::kDiv && div->b.kind() == te::ExprKind::kFloatImm;
 }
 
-bool reciprocal_division_applies(const FusionPlan& plan) {
+namespace {
+
+// Whether an element expression of the epilogue (a tile of any stage) has a subexpression that `matches`.
+template <typename Pred>
+bool any_element_subexpr(const FusionPlan& plan, const Pred& matches) {
   for (const Stage& stage : plan.stages) {
     for (const te::Tensor& t : stage.tiles) {
-      if (t->body.defined() && te::any_subexpr(t->body, divides_by_constant)) return true;
+      if (t->body.defined() && te::any_subexpr(t->body, matches)) return true;
     }
   }
   return false;
 }
 
+}  // namespace
+
+bool reciprocal_division_applies(const FusionPlan& plan) {
+  return any_element_subexpr(plan, divides_by_constant);
+}
+
 bool approximate_math_applies(const FusionPlan& plan) {
-  const auto special = [](const te::Expr& e) {
+  return any_element_subexpr(plan, [](const te::Expr& e) {
     if (e.kind() != te::ExprKind::kUnary) return false;
     const te::UnaryOp op = e.as<te::UnaryNode>()->op;
     return op == te::UnaryOp::kExp || op == te::UnaryOp::kTanh;
-  };
-  for (const Stage& stage : plan.stages) {
-    for (const te::Tensor& t : stage.tiles) {
-      if (t->body.defined() && te::any_subexpr(t->body, special)) return true;
-    }
-  }
-  return false;
+  });
 }
 
 bool prefetch_inputs_apply(const FusionPlan& plan) {

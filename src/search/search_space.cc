@@ -49,18 +49,34 @@ bool legal(const schedule::FusionPlan& plan, const Schedule& s, const schedule::
   }
 }
 
+// The knobs a plan takes whatever the schedule: each a walk over the plan's expressions, made once per plan
+// instead of once per schedule put in canonical form.
+struct PlanKnobs {
+  explicit PlanKnobs(const schedule::FusionPlan& plan)
+      : one_pass_variance(schedule::one_pass_variance_applies(plan)),
+        prefetch_inputs(schedule::prefetch_inputs_apply(plan)),
+        online_softmax(schedule::online_softmax_applies(plan)),
+        // (On the plan as planned: the merges of effective_plan move tiles but neither add nor drop one.)
+        approximate_math(schedule::approximate_math_applies(plan)),
+        reciprocal_division(schedule::reciprocal_division_applies(plan)) {}
+  bool one_pass_variance, prefetch_inputs, online_softmax, approximate_math, reciprocal_division;
+};
+
+Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs, Schedule s);
+
 // The canonical forms of `raw`, unique (in field order: the JSON texts are made only once, by finish).
-std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw) {
+std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
+                                       const std::vector<Schedule>& raw) {
   std::set<Schedule> unique;
-  for (const Schedule& s : raw) unique.insert(canonical(plan, s));
+  for (const Schedule& s : raw) unique.insert(canonical_form(plan, knobs, s));
   return {unique.begin(), unique.end()};
 }
 
 // Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts).
-std::vector<Schedule> finish(const schedule::FusionPlan& plan, const std::vector<Schedule>& raw,
-                             const schedule::TargetLimits& limits) {
+std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
+                             const std::vector<Schedule>& raw, const schedule::TargetLimits& limits) {
   std::vector<std::pair<std::string, Schedule>> keyed;
-  for (const Schedule& s : unique_canonical(plan, raw)) {
+  for (const Schedule& s : unique_canonical(plan, knobs, raw)) {
     if (legal(plan, s, limits)) keyed.emplace_back(schedule::to_json(s).dump(), s);
   }
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -95,9 +111,7 @@ std::vector<T> steps(const T (&values)[N], T current) {
   return out;
 }
 
-}  // namespace
-
-Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
+Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs, Schedule s) {
   if (!plan.has_reductions()) {
     s.cluster_n = 1;
     s.reduction = ReductionPlacement::kCta;
@@ -114,16 +128,15 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   if (!schedule::batched_reads_apply(plan, s)) s.batched_reads = false;
   if (!s.batched_reads) s.deep_reads = false;
   if (!schedule::bf16_stash_applies(plan, s)) s.bf16_stash = false;
-  if (!schedule::one_pass_variance_applies(plan)) s.one_pass_variance = false;
-  if (!schedule::prefetch_inputs_apply(plan)) s.prefetch_inputs = false;
-  if (!schedule::online_softmax_applies(plan)) s.online_softmax = false;
+  if (!knobs.one_pass_variance) s.one_pass_variance = false;
+  if (!knobs.prefetch_inputs) s.prefetch_inputs = false;
+  if (!knobs.online_softmax) s.online_softmax = false;
   if (!s.online_softmax) s.branchless_online_update = false;
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
   if (!schedule::finish_row_split_applies(plan, s)) s.finish_row_split = false;
   if (!schedule::multicast_b_applies(plan, s)) s.multicast_b = false;
-  // (On the plan as planned: the merges of effective_plan move tiles but neither add nor drop one.)
-  if (!schedule::approximate_math_applies(plan)) s.approximate_math = false;
-  if (!schedule::reciprocal_division_applies(plan)) s.reciprocal_division = false;
+  if (!knobs.approximate_math) s.approximate_math = false;
+  if (!knobs.reciprocal_division) s.reciprocal_division = false;
   // (Tested only when on: turning off a knob that is off changes nothing, and the tests need the plan `s`
   // runs.)
   if (s.carry_in_accumulator && !schedule::carry_in_accumulator_applies(plan, s))
@@ -136,7 +149,14 @@ Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
   return s;
 }
 
+}  // namespace
+
+Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
+  return canonical_form(plan, PlanKnobs(plan), s);
+}
+
 std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const schedule::TargetLimits& limits) {
+  const PlanKnobs knobs(plan);
   const bool reductions = plan.has_reductions();
   const std::vector<int> clusters =
       reductions ? std::vector<int>(std::begin(kClusters), std::end(kClusters)) : std::vector<int>{1};
@@ -160,15 +180,15 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
     raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool deferred) {
       if (deferred) s.reduction = ReductionPlacement::kDeferred;
     });
-    raw = unique_canonical(plan, raw);
+    raw = unique_canonical(plan, knobs, raw);
   }
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     raw = expand(raw, std::vector<bool>{false, true}, [&](Schedule& s, bool on) { s.*knob.field = on; });
     // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product
     // grows only by the knobs that apply; each depends only on fields set before it.
-    raw = unique_canonical(plan, raw);
+    raw = unique_canonical(plan, knobs, raw);
   }
-  return finish(plan, raw, limits);
+  return finish(plan, knobs, raw, limits);
 }
 
 std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedule& s,
@@ -207,8 +227,9 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     with([&](Schedule& n) { n.*knob.field = !(s.*knob.field); });
   }
-  std::vector<Schedule> out = finish(plan, raw, limits);
-  const Schedule self = canonical(plan, s);
+  const PlanKnobs knobs(plan);
+  std::vector<Schedule> out = finish(plan, knobs, raw, limits);
+  const Schedule self = canonical_form(plan, knobs, s);
   out.erase(std::remove(out.begin(), out.end(), self), out.end());
   return out;
 }
