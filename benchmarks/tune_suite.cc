@@ -4,13 +4,16 @@
 //
 //   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
 //                      [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]
+//                      [--ab KNOB --ab-log LOG]
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
 // The log of the suite run is OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files
 // beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an
 // earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
-// carried=registers: an experiment on one part of the space).
+// carried=registers: an experiment on one part of the space). --ab tunes each row only over the fastest
+// schedule LOG holds for it and that schedule with the optional knob KNOB flipped, in canonical form (with
+// --trials 2: an A/B of one knob, every other knob fixed).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,8 +27,10 @@
 #include "search/gpu_runner.h"
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
+#include "search/selection.h"
 #include "search/tuner.h"
 #include "search/tuning_kernels.h"
+#include "search/tuning_log.h"
 #include "suite.h"
 #include "support/error.h"
 #include "te/json.h"
@@ -41,6 +46,7 @@ struct Args {
   double seconds = 55;
   std::vector<std::string> only;  // workload or instance names; empty: all
   std::vector<std::string> fix;   // knob=value: tune only schedules with these knob values (experiments)
+  std::string ab_knob, ab_log;    // an A/B of one knob about each row's fastest schedule in a log
   std::vector<std::string> sweep;
   std::string repeat, faults;
   bool skip_suite = false;
@@ -149,12 +155,35 @@ Kernel find_kernel(const std::string& name) {
   throw CompileError("no suite row named '" + name + "'");
 }
 
+// With --ab: the options of `kernel`'s run, admitting only its fastest schedule in `log` and that schedule
+// with the knob flipped.
+search::TuneOptions ab_options(const Kernel& kernel, const search::LoadResult& log, const Args& args,
+                               search::TuneOptions options) {
+  const std::string key = te::workload_key(kernel.kernel.program);
+  std::vector<const search::TuningRecord*> mine;
+  for (const search::TuningRecord& r : log.records) {
+    if (r.workload.key == key && !r.b2b) mine.push_back(&r);
+  }
+  const search::TuningRecord* best = search::select_best(mine);
+  if (best == nullptr)
+    throw CompileError("--ab: " + args.ab_log + " holds no measured fused-GEMM record of " + kernel.name);
+  std::fprintf(stderr, "%s: A/B of %s about %s\n", kernel.name.c_str(), args.ab_knob.c_str(),
+               schedule::to_string(best->schedule).c_str());
+  options.admit =
+      search::knob_pair_filter(schedule::plan_fusion(kernel.kernel.program), best->schedule, args.ab_knob);
+  return options;
+}
+
 int run(const Args& args) {
   nlohmann::json report = {{"suite", nlohmann::json::array()}};
   search::TuneOptions options;
   options.trials = args.trials;
   options.seconds = args.seconds;
   if (!args.fix.empty()) options.admit = search::knob_filter(args.fix);
+  if (!args.ab_knob.empty() && (!args.fix.empty() || args.ab_log.empty()))
+    throw CompileError("--ab needs --ab-log and goes without --fix");
+  const search::LoadResult ab_log =
+      args.ab_knob.empty() ? search::LoadResult{} : search::TuningLog::load(args.ab_log, true);
   if (!args.skip_suite) {
     options.log_path = args.out_dir + "/h200.jsonl";
     for (const SuiteEntry& entry : suite()) {
@@ -170,7 +199,8 @@ int run(const Args& args) {
       for (const Kernel& kernel : kernels) {
         if (args.fused_only && !kernel.fused_b2b()) continue;
         try {
-          Outcome outcome = tune_kernel(kernel, options);
+          Outcome outcome =
+              tune_kernel(kernel, args.ab_knob.empty() ? options : ab_options(kernel, ab_log, args, options));
           print_row(outcome.summary);
           report["suite"].push_back(outcome.summary);
         } catch (const std::exception& error) {
@@ -241,7 +271,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::cerr
         << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
-           "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]\n";
+           "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...] "
+           "[--ab KNOB --ab-log LOG]\n";
     return 2;
   }
   args.out_dir = argv[1];
@@ -265,6 +296,10 @@ int main(int argc, char** argv) {
       args.only = split(value);
     else if (flag == "--fix")
       args.fix = split(value);
+    else if (flag == "--ab")
+      args.ab_knob = value;
+    else if (flag == "--ab-log")
+      args.ab_log = value;
     else if (flag == "--sweep")
       args.sweep = split(value);
     else if (flag == "--repeat")

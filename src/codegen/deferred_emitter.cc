@@ -5,6 +5,7 @@
 
 #include "codegen/epilogue_emitter.h"
 #include "codegen/epilogue_names.h"
+#include "codegen/expr_emitter.h"
 #include "support/error.h"
 
 namespace comfuse::codegen {
@@ -17,6 +18,52 @@ std::string part_at(int x, const std::string& tile, const std::string& row) {
 }
 
 }  // namespace
+
+const EpilogueEmitter::Slot& EpilogueEmitter::terms_slot() const {
+  COMFUSE_CHECK(schedule_.stash_terms && plan_.rescaled.size() == 1, "stash_terms stashes one sum's terms");
+  for (const Slot& slot : slots_) {
+    if (slot.rescaled == &plan_.rescaled[0]) return slot;
+  }
+  throw InternalError("the rescaled sum of stash_terms has no reduction slot");
+}
+
+void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
+  COMFUSE_CHECK(walk_ == Walk::kFragment, "a tile's terms come from its fragments");
+  const schedule::RescaledSum& sum = plan_.rescaled[0];
+  const Slot& slot = terms_slot();
+  const std::string name = slot_name(slot.stage, slot.index);
+  const Store term{"stash", te::DType::bf16, "term", "pend_term", true, false};
+  out.line("// The tile's terms exp(x - the tile's row maximum), summed and stored to the stash in bf16");
+  out.line("// (stash_terms): the element loop kept x in the accumulator and took the maximum alone.");
+  out.open("for (int h = 0; h < 2; ++h)");
+  out.line("float m = " + name + "_m[h];");
+  out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));");
+  out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));");
+  out.line(name + "_m[h] = m;");
+  out.close();
+  out.open("");
+  if (stores_in_pairs()) out.line(memory_element_type(term.dtype) + " " + term.pending + " = 0;");
+  out.line("#pragma unroll");
+  out.open("for (int i = 0; i < " + elements() + "; ++i)");
+  declare_coordinates(out, false);
+  ExprBindings bindings;
+  bindings.approximate_math = schedule_.approximate_math;
+  bindings.reciprocal_division = schedule_.reciprocal_division;
+  bindings.vars[sum.terms->axes[0].get()] = "grow";
+  bindings.vars[sum.terms->axes[1].get()] = "gcol";
+  bindings.reads[plan_.carried_tiles[0].get()] = "acc[i]";
+  bindings.reads[sum.center.get()] = name + "_m[h]";
+  out.line("const float term = acc[i] == " + identity(te::ReduceOp::kMax) +
+           " ? 0.0f : " + emit_expr(sum.terms->body, bindings) + ";  // a -inf x adds nothing");
+  out.line("if (inb) " + name + "[h] += term;");
+  store(out, term);
+  out.close();
+  out.close();
+}
+
+std::string EpilogueEmitter::stashed_term(bool batched) const {
+  return "(" + carried_read(plan_.carried_tiles[0], batched) + " * (inb ? tile_factor[gcol / BN] : 0.0f))";
+}
 
 void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   COMFUSE_CHECK(walk_ == Walk::kFragment, "a tile's partials come from its fragments");
@@ -89,6 +136,25 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
   }
   out.close();
   emit_row_values(out, plan_.stages[0].reductions);
+  if (schedule_.stash_terms) {
+    const Slot& slot = terms_slot();
+    int max_offset = -1;
+    for (const auto& [offset, suffix] : exchanged(slot)) {
+      if (suffix == "_m") max_offset = offset;
+    }
+    COMFUSE_CHECK(max_offset >= 0, "a rescaled sum's partial holds its maximum");
+    out.line(
+        "// Each column tile's factor exp(tile maximum - row maximum) for its stashed terms, in this warp's");
+    out.line("// table (stash_terms).");
+    out.line("__shared__ float tile_factors[" + std::to_string(schedule::kFinishThreads / 32) +
+             "][N_TILES];");
+    out.line("float* const tile_factor = tile_factors[threadIdx.x / 32];");
+    out.open("for (int t = lane; t < N_TILES; t += 32)");
+    out.line("tile_factor[t] = expf(" + part_at(slot.xslot + max_offset, "t", "row") + " - row_" +
+             plan_.rescaled[0].center.name() + "[0]);");
+    out.close();
+    out.line("__syncwarp();");
+  }
   begin_stage(out, 1);
   out.open(schedule_.finish_row_split
                ? "for (int n0 = part * (ROW_ELEMS / 2 * 64); n0 < N; n0 += ROW_SPLIT * (ROW_ELEMS / 2 * 64))"

@@ -367,7 +367,7 @@ std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) 
       }
     }
   }
-  if (schedule_.carried == ValueHome::kL2Stash) {
+  if (schedule_.carried == ValueHome::kL2Stash && !schedule_.stash_terms) {  // stash_terms: write_tile_terms
     for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
       const te::Tensor& t = plan_.carried_tiles[c];
       if (plan_.stage(t) != stage) continue;
@@ -431,16 +431,18 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   out.close();
 }
 
+void EpilogueEmitter::declare_coordinates(CodeStream& out, bool interior) const {
+  out.line(walk_ == Walk::kRow ? "constexpr int h = 0;" : "const int h = (i >> 1) & 1;");
+  out.line("const int grow = " + row_of_h() + ";");
+  out.line("const int gcol = " + column_of_i() + ";");
+  out.line(interior ? "constexpr bool inb = true;" : "const bool inb = grow < M && gcol < N;");
+  out.line("(void)inb;");
+}
+
 void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector<Store>& stores,
                                    bool interior) const {
   const auto& tensors = plan_.program.tensors();
-  auto element_coordinates = [&] {
-    out.line(walk_ == Walk::kRow ? "constexpr int h = 0;" : "const int h = (i >> 1) & 1;");
-    out.line("const int grow = " + row_of_h() + ";");
-    out.line("const int gcol = " + column_of_i() + ";");
-    out.line(interior ? "constexpr bool inb = true;" : "const bool inb = grow < M && gcol < N;");
-    out.line("(void)inb;");
-  };
+  auto element_coordinates = [&] { declare_coordinates(out, interior); };
   const std::vector<std::size_t> batched = batched_reads(stage);
   out.line("#pragma unroll");
   if (batched.empty()) {
@@ -502,8 +504,10 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     ExprBindings bindings = base;
     bindings.vars[t->axes[0].get()] = "grow";
     bindings.vars[t->axes[1].get()] = "gcol";
-    out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " + emit_expr(t->body, bindings) +
-             ";");
+    const bool stashed_terms =
+        schedule_.stash_terms && walk_ == Walk::kRow && t.same_as(plan_.rescaled[0].terms);
+    out.line("const " + value_type(t.dtype()) + " v_" + t.name() + " = " +
+             (stashed_terms ? stashed_term(!batched.empty()) : emit_expr(t->body, bindings)) + ";");
     base.reads[t.get()] = "v_" + t.name();
   }
   for (const Store& st : stores) {
@@ -521,7 +525,13 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     if (slot.rescaled != nullptr) {  // x lives in the terms' body, over their axes
       bindings.vars[slot.rescaled->terms->axes[0].get()] = "grow";
       bindings.vars[slot.rescaled->terms->axes[1].get()] = "gcol";
-      rescaled_update(out, slot, emit_expr(slot.rescaled->value, bindings));
+      const std::string value = emit_expr(slot.rescaled->value, bindings);
+      if (schedule_.stash_terms) {  // the maximum only: write_tile_terms sums the terms about the tile's
+        const std::string max = slot_name(slot.stage, slot.index) + "_m[h]";
+        out.line("if (inb) " + max + " = fmaxf(" + max + ", " + value + ");");
+      } else {
+        rescaled_update(out, slot, value);
+      }
       continue;
     }
     const std::string name = slot_name(slot.stage, slot.index) + "[h]";
@@ -540,6 +550,9 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     }
     if (schedule_.carried == ValueHome::kShared) {
       out.line(shared_stash_slot(c) + " = " + store_value(schedule::stash_dtype(schedule_), value) + ";");
+    }
+    if (schedule_.stash_terms && plan_.role(t) != Role::kAnchor) {
+      out.line("acc[i] = " + value + ";  // x, for the tile's terms after the element loop");
     }
   }
   for (const Store& st : stores) {

@@ -49,6 +49,10 @@ class EpilogueEmitter {
   /// The finish kernel's body (a kRow emitter; expects lane, row, row_writer and parts in scope): combines
   /// the row's partials over its column tiles, computes the row values, and runs the last stage over the row.
   void finish_row(CodeStream& out) const;
+  /// With stash_terms, before write_tile_partials: the rescaled sum's maximum combined over the quad, then
+  /// the tile's terms exp(x - that maximum) summed into the sum's partial and stored to the stash in bf16
+  /// (stage 0 took only the maximum and left x in the accumulator, where it is not the anchor itself).
+  void write_tile_terms(CodeStream& out) const;
 
  private:
   struct Slot {  // one reduce node of a reduction compute
@@ -90,6 +94,11 @@ class EpilogueEmitter {
   /// tile lies within the matrix): no bounds tests, and a centered sum's shift taken at the first element.
   void element_body(CodeStream& out, int stage, const std::vector<Store>& stores, bool interior) const;
   void store(CodeStream& out, const Store& st) const;
+  /// h, grow, gcol and inb of element i (`interior`: inb a constant true).
+  void declare_coordinates(CodeStream& out, bool interior) const;
+  /// With stash_terms, in the finish kernel: the stashed term of element i times its column tile's factor.
+  std::string stashed_term(bool batched) const;
+  const Slot& terms_slot() const;  // with stash_terms: the slot of the rescaled sum whose terms are stashed
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.
   std::string carried_read(const te::Tensor& tile, bool batched) const;

@@ -564,6 +564,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     if (!staged_.empty()) staged_.wait(out, walks_row_blocks() ? "g" : "t");
     if (s_.deferred()) epilogue.begin_stage(out, 0);  // each tile's own row partials
     epilogue.element_loop(out, 0);
+    if (s_.stash_terms) epilogue.write_tile_terms(out);
     if (s_.deferred()) epilogue.write_tile_partials(out);
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);

@@ -136,7 +136,36 @@ bool bf16_stash_applies(const FusionPlan& plan, const Schedule& s) {
 }
 
 te::DType stash_dtype(const Schedule& s) {
-  return s.bf16_stash ? te::DType::bf16 : te::DType::f32;
+  return s.bf16_stash || s.stash_terms ? te::DType::bf16 : te::DType::f32;
+}
+
+bool terms_stashable(const FusionPlan& plan) {
+  if (plan.rescaled.size() != 1 || !plan.centered.empty() || plan.carried_tiles.size() != 1) return false;
+  const RescaledSum& sum = plan.rescaled[0];
+  const te::Tensor& carried = plan.carried_tiles[0];
+  const auto* x = sum.value.as<te::ReadNode>();
+  if (x == nullptr || !te::Tensor(x->tensor).same_as(carried) ||
+      !indexed_by(*x, {sum.terms->axes[0].get(), sum.terms->axes[1].get()})) {
+    return false;
+  }
+  for (std::size_t s = plan.stage(carried) + 1; s < plan.stages.size(); ++s) {
+    for (const te::Tensor& t : plan.stages[s].tiles) {
+      if (t.same_as(sum.terms)) continue;
+      for (const te::Tensor& read : te::Program::reads_of(t)) {
+        if (read.same_as(carried)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool stash_terms_fit(const FusionPlan& plan, const Schedule& s) {
+  const std::int64_t table_bytes = std::int64_t{kFinishThreads / 32} * ceil_div(plan.anchor.n, s.bn) * 4;
+  return s.online_softmax && s.deferred() && !s.tma_store && table_bytes <= kFinishScaleBytes;
+}
+
+bool stash_terms_applies(const FusionPlan& plan, const Schedule& s) {
+  return stash_terms_fit(plan, s) && terms_stashable(plan);
 }
 
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s) {
@@ -464,6 +493,28 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          " warps a row, " + std::to_string(kFinishStepColumns) + " columns a step), but reduction=" +
          std::string(reduction_placement_name(s.reduction)) + " and N=" + std::to_string(a.n));
   }
+  if (s.stash_terms) {
+    if (!s.online_softmax || !terms_stashable(plan)) {
+      fail(std::string("stash_terms=true needs online_softmax=true on a softmax whose x is the one carried "
+                       "tile, read after the reduction only by the terms exp(x - max) (online_softmax=") +
+           (s.online_softmax ? "true" : "false") + ", " + std::to_string(plan.carried_tiles.size()) +
+           " carried tile(s))");
+    }
+    if (!s.deferred()) {
+      fail(
+          "stash_terms=true needs reduction=deferred (the finish kernel rescales the terms), but reduction=" +
+          std::string(reduction_placement_name(s.reduction)));
+    }
+    if (s.tma_store) fail("stash_terms=true with tma_store=true: the terms leave the tile by plain stores");
+    if (!stash_terms_fit(plan, s)) {
+      fail("stash_terms=true with " + std::to_string(n_tiles) + " column tiles (N=" + std::to_string(a.n) +
+           ", BN=" + std::to_string(s.bn) + "): the finish kernel's table of their factors holds at most " +
+           std::to_string(kFinishScaleBytes / 4 / (kFinishThreads / 32)));
+    }
+  }
+  if (s.stash_terms && s.bf16_stash) {
+    fail("stash_terms=true with bf16_stash=true: the terms' stash is bf16 already; leave bf16_stash off");
+  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -573,6 +624,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"approximate_math", &Schedule::approximate_math, true},
       {"multicast_b", &Schedule::multicast_b},
       {"reciprocal_division", &Schedule::reciprocal_division, true},
+      {"stash_terms", &Schedule::stash_terms, true},
   };
   return kKnobs;
 }

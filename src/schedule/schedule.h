@@ -140,6 +140,13 @@ struct Schedule {
   // IEEE division is a dozen instructions and a slow path). Row values stay as they are. Whether the
   // workload's tolerance allows it is for the reference check to say. Written to JSON only when true.
   bool reciprocal_division = false;
+  // With online_softmax and a deferred reduction, where the sum's x is the one carried tile and nothing else
+  // re-reads it: the stash holds the terms exp(x - the tile's row maximum) in bf16 instead of x (the element
+  // loop takes the maximum alone; a pass over the fragment sums and stores the terms); the finish kernel
+  // scales them by exp(tile maximum - row maximum), one factor a column tile, instead of an exp an element. Half the bytes of an f32 stash; the terms lie in (0, 1], so
+  // bf16's relative error holds where logits would round too coarsely before the exp. Whether the workload's
+  // tolerance allows it is for the reference check to say. Written to JSON only when true.
+  bool stash_terms = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -195,8 +202,19 @@ bool batched_reads_apply(const FusionPlan& plan, const Schedule& s);
 /// Whether bf16_stash changes the kernel of `plan` under `s`: carried tiles in the L2 stash or shared memory.
 bool bf16_stash_applies(const FusionPlan& plan, const Schedule& s);
 
-/// The element type of the stash under `s`: bf16 with bf16_stash, f32 otherwise.
+/// The element type of the stash under `s`: bf16 with bf16_stash or stash_terms, f32 otherwise.
 te::DType stash_dtype(const Schedule& s);
+
+/// Whether `plan` (the plan a schedule runs, effective_plan) can stash its terms (stash_terms): one rescaled
+/// sum and no centered sum, the sum's x a read of the one carried tile, which no later tile but the sum's
+/// terms reads.
+bool terms_stashable(const FusionPlan& plan);
+/// Whether stash_terms can change the kernel of `plan` (as terms_stashable) under `s`: online_softmax with
+/// a deferred reduction, no TMA store of the stash, and the finish kernel's table of column-tile factors
+/// within kFinishScaleBytes.
+bool stash_terms_applies(const FusionPlan& plan, const Schedule& s);
+/// The part of stash_terms_applies that depends on the schedule alone (and N).
+bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
 /// reduction barrier (two stages), nothing reduced in the second.
@@ -209,6 +227,9 @@ inline constexpr int kFinishThreads = 256;
 inline constexpr int kFinishSplit = 4;
 inline constexpr int kFinishRowElements = 16;
 inline constexpr int kFinishStepColumns = kFinishRowElements / 2 * 64;
+/// With stash_terms: the most shared memory a finish CTA's tables of column-tile factors take (a float a
+/// column tile for each of its warps).
+inline constexpr int kFinishScaleBytes = 32 * 1024;
 
 /// Rows a finish CTA takes: one a warp, or one per kFinishSplit warps with finish_row_split.
 int finish_rows_per_cta(const Schedule& s);

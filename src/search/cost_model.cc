@@ -277,13 +277,25 @@ const std::vector<double>& CalibratedModel::weights() const {
   if (!weights_.empty()) return weights_;
   // Ridge regression: (X^T X + lambda) w = X^T y. A prior of 1 per knob keeps a knob seen once or twice near
   // 0 (the analytic model's own say); the intercept's is nearly 0, so the overall ratio is learnt at once.
+  // Only the features some measurement had on take part: the others' weights are 0 exactly, and the
+  // solve's rounding does not depend on how many knobs exist that this run never turned on.
   constexpr double kKnobPrior = 1.0, kInterceptPrior = 1e-3;
-  const auto n = static_cast<Eigen::Index>(moment_.size());
-  Eigen::MatrixXd gram = Eigen::Map<const Eigen::MatrixXd>(gram_.data(), n, n);
-  gram.diagonal().array() += kKnobPrior;
-  gram(0, 0) += kInterceptPrior - kKnobPrior;
-  const Eigen::VectorXd w = gram.ldlt().solve(Eigen::Map<const Eigen::VectorXd>(moment_.data(), n));
-  weights_.assign(w.data(), w.data() + w.size());
+  const std::size_t n = moment_.size();
+  std::vector<std::size_t> seen;
+  for (std::size_t f = 0; f < n; ++f) {
+    if (gram_[f * n + f] > 0) seen.push_back(f);
+  }
+  const auto m = static_cast<Eigen::Index>(seen.size());
+  Eigen::MatrixXd gram(m, m);
+  Eigen::VectorXd moment(m);
+  for (Eigen::Index a = 0; a < m; ++a) {
+    moment(a) = moment_[seen[a]];
+    for (Eigen::Index b = 0; b < m; ++b) gram(a, b) = gram_[seen[a] * n + seen[b]];
+    gram(a, a) += seen[a] == 0 ? kInterceptPrior : kKnobPrior;
+  }
+  const Eigen::VectorXd w = gram.ldlt().solve(moment);
+  weights_.assign(n, 0.0);
+  for (Eigen::Index a = 0; a < m; ++a) weights_[seen[a]] = w(a);
   return weights_;
 }
 

@@ -58,8 +58,17 @@ struct PlanKnobs {
         online_softmax(schedule::online_softmax_applies(plan)),
         // (On the plan as planned: the merges of effective_plan move tiles but neither add nor drop one.)
         approximate_math(schedule::approximate_math_applies(plan)),
-        reciprocal_division(schedule::reciprocal_division_applies(plan)) {}
+        reciprocal_division(schedule::reciprocal_division_applies(plan)),
+        stash_terms(online_softmax && schedule::terms_stashable(online_plan(plan))) {}
   bool one_pass_variance, prefetch_inputs, online_softmax, approximate_math, reciprocal_division;
+  bool stash_terms;  // with online_softmax alone (one_pass_variance would merge a centered sum as well)
+
+ private:
+  static schedule::FusionPlan online_plan(const schedule::FusionPlan& plan) {
+    Schedule online;
+    online.online_softmax = true;
+    return schedule::effective_plan(plan, online);
+  }
 };
 
 Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs, Schedule s);
@@ -137,6 +146,12 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   if (!schedule::multicast_b_applies(plan, s)) s.multicast_b = false;
   if (!knobs.approximate_math) s.approximate_math = false;
   if (!knobs.reciprocal_division) s.reciprocal_division = false;
+  if (!(knobs.stash_terms && !s.one_pass_variance && schedule::stash_terms_fit(plan, s)))
+    s.stash_terms = false;
+  if (s.stash_terms) {
+    s.bf16_stash = false;                // the terms' stash is bf16 already
+    s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update
+  }
   // (Tested only when on: turning off a knob that is off changes nothing, and the tests need the plan `s`
   // runs.)
   if (s.carry_in_accumulator && !schedule::carry_in_accumulator_applies(plan, s))
@@ -274,6 +289,22 @@ std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>&
     }
     return true;
   };
+}
+
+std::function<bool(const Schedule&)> knob_pair_filter(const schedule::FusionPlan& plan, const Schedule& base,
+                                                      const std::string& knob) {
+  const auto knobs = schedule::optional_knobs();
+  const auto it = std::find_if(knobs.begin(), knobs.end(),
+                               [&](const schedule::OptionalKnob& k) { return knob == k.name; });
+  if (it == knobs.end()) {
+    std::string names;
+    for (const schedule::OptionalKnob& k : knobs) names += (names.empty() ? "" : ", ") + std::string(k.name);
+    throw CompileError("knob pair '" + knob + "': not an optional knob (optional knobs: " + names + ")");
+  }
+  Schedule flipped = base;
+  flipped.*it->field = !(base.*it->field);
+  flipped = canonical(plan, flipped);
+  return [base, flipped](const Schedule& s) { return s == base || s == flipped; };
 }
 
 bool canonical_less(const Schedule& a, const Schedule& b) {

@@ -37,6 +37,14 @@ std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
 /// false). An unknown knob or a malformed text is a CompileError naming it and the knobs there are.
 std::function<bool(const schedule::Schedule&)> knob_filter(const std::vector<std::string>& fixes);
 
+/// A predicate that admits `base` and the canonical form of `base` with the optional knob `knob` flipped,
+/// nothing else: an A/B of one knob with every other knob fixed (where the knob excludes another, as
+/// stash_terms does bf16_stash, canonical turns that one off). A knob that is not optional is a CompileError
+/// naming the ones there are.
+std::function<bool(const schedule::Schedule&)> knob_pair_filter(const schedule::FusionPlan& plan,
+                                                                const schedule::Schedule& base,
+                                                                const std::string& knob);
+
 /// The canonical order of schedules: by their JSON text (keys sorted). Deterministic tie-breaks use it.
 bool canonical_less(const schedule::Schedule& a, const schedule::Schedule& b);
 

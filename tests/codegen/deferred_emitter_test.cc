@@ -123,5 +123,63 @@ TEST(DeferredEmitter, FourWarpsARowTakeEveryFourthStep) {
   EXPECT_FALSE(contains(one.source, "ROW_SPLIT"));
 }
 
+TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
+  const FusionPlan softcap = plan_of("gemm_softcap_softmax", 127, 72, 1000);
+  Schedule s;
+  s.bm = 64;
+  s.bn = 128;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.carried = ValueHome::kL2Stash;
+  s.reduction = ReductionPlacement::kDeferred;
+  s.online_softmax = s.vector_loads = true;
+  const KernelSource plain = emit_kernel(softcap, s, kKey);
+  s.stash_terms = true;
+  const KernelSource terms = emit_kernel(softcap, s, kKey);
+  // Half the stash: bf16 terms where the capped logits were f32.
+  const std::int64_t parts = 3 * 4 * 8 * 127;
+  EXPECT_EQ(plain.stash_bytes, 127 * 1000 * 4 + parts);
+  EXPECT_EQ(terms.stash_bytes, 127 * 1000 * 2 + parts);
+  const std::size_t finish = terms.source.find("// The deferred reduction's finish kernel");
+  ASSERT_NE(finish, std::string::npos);
+  const std::string main_kernel = terms.source.substr(0, finish), finish_kernel = terms.source.substr(finish);
+  // The main kernel's element loop takes the maximum alone (no online update) and keeps x in the
+  // accumulator; then the quad's maximum, the terms about it summed and stored in bf16 pairs, and the
+  // partials. x itself is not stashed.
+  EXPECT_TRUE(contains(main_kernel, "acc[i] = v_capped;"));
+  EXPECT_TRUE(contains(main_kernel, "if (inb) red0_1_m[h] = fmaxf(red0_1_m[h], v_capped);"));
+  EXPECT_FALSE(contains(main_kernel, "red0_1[h] *= expf("));
+  EXPECT_FALSE(contains(main_kernel, "pend_stash0"));
+  const std::size_t quad_max = main_kernel.find("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));");
+  const std::size_t term = main_kernel.find(
+      "const float term = acc[i] == __int_as_float(0xff800000) ? 0.0f : expf((acc[i] - red0_1_m[h]));");
+  const std::size_t partial =
+      main_kernel.find("parts[((size_t)2 * N_TILES + n0 / BN) * M + grow] = red0_1_m[h];");
+  ASSERT_NE(quad_max, std::string::npos);
+  ASSERT_NE(term, std::string::npos);
+  ASSERT_NE(partial, std::string::npos);
+  EXPECT_LT(quad_max, term);
+  EXPECT_LT(term, partial);
+  EXPECT_TRUE(contains(main_kernel, "if (inb) red0_1[h] += term;"));
+  EXPECT_TRUE(
+      contains(main_kernel,
+               "*(u32*)&stash[(size_t)grow * N + gcol - 1] = (u32)pend_term | ((u32)f32_to_bf16(term) << "
+               "16);"));
+  // The finish kernel: a factor a column tile from its maximum partial and the row's maximum, once a row;
+  // then a multiplication an element where the exp was.
+  EXPECT_TRUE(contains(finish_kernel, "__shared__ float tile_factors[8][N_TILES];"));
+  EXPECT_TRUE(contains(finish_kernel,
+                       "tile_factor[t] = expf(parts[((size_t)2 * N_TILES + t) * M + row] - row_sm_max[0]);"));
+  EXPECT_TRUE(contains(finish_kernel, "lp_stash0 = inb ? *(const u32*)&stash["));
+  EXPECT_TRUE(contains(finish_kernel, "const float v_sm_exp = (bf16_to_f32("));
+  EXPECT_TRUE(contains(finish_kernel, " * (inb ? tile_factor[gcol / BN] : 0.0f));"));
+  EXPECT_FALSE(contains(finish_kernel, "expf((v_capped"));
+  EXPECT_TRUE(contains(plain.source.substr(plain.source.find("// The deferred reduction's finish kernel")),
+                       "const float v_sm_exp = expf("));
+  // A plain softmax's x is the anchor: already in the accumulator.
+  const KernelSource softmax = emit_kernel(plan_of("gemm_softmax", 127, 72, 1000), s, kKey);
+  EXPECT_FALSE(contains(softmax.source, "acc[i] = v_"));
+  EXPECT_TRUE(contains(softmax.source, "? 0.0f : expf((acc[i] - red0_1_m[h]));"));
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

@@ -255,6 +255,14 @@ TEST(KernelCompile, DeferredReductions) {
   reciprocal.reciprocal_division = true;
   Schedule fast_gelu = one_pass;
   fast_gelu.approximate_math = true;
+  Schedule terms = online;
+  terms.stash_terms = true;
+  Schedule fast_terms = reciprocal;
+  fast_terms.stash_terms = fast_terms.interior_tiles = true;
+  Schedule split_terms = split;
+  split_terms.stash_terms = split_terms.multicast_b = true;
+  Schedule masked_terms = terms;
+  masked_terms.vector_loads = false;  // N odd
   compile_all({
       {"gemm_softmax online, N even", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt, online},
       {"gemm_softcap_softmax tiny online", workload("gemm_softcap_softmax", kTiny), std::nullopt, online},
@@ -270,6 +278,14 @@ TEST(KernelCompile, DeferredReductions) {
        std::nullopt, fast_gelu},
       {"gemm_softcap_softmax odd online, the cap's division a multiplication",
        workload("gemm_softcap_softmax", kOdd), std::nullopt, reciprocal},
+      {"gemm_softmax online, terms stashed, deep pair reads", workload("gemm_softmax", Shape{127, 72, 1000}),
+       std::nullopt, terms},
+      {"gemm_softcap_softmax odd, terms stashed, approximate, interior tiles",
+       workload("gemm_softcap_softmax", kOdd), std::nullopt, fast_terms},
+      {"gemm_softmax terms stashed, four warps a row, B multicast",
+       workload("gemm_softmax", Shape{77, 40, 2100}), std::nullopt, split_terms},
+      {"causal softmax f16, terms stashed", test_programs::masked_softmax_f16(127, 72, 257), std::nullopt,
+       masked_terms},
   });
 }
 

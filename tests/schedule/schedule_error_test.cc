@@ -290,6 +290,58 @@ TEST(ScheduleErrors, ReciprocalDivision) {
   EXPECT_NO_THROW(schedule::check_legal(plan_of("gemm_softcap_softmax", 256, 128, 512), s));
 }
 
+TEST(ScheduleErrors, StashTerms) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 128, 512);
+  auto deferred_online = [](Schedule& s) {
+    s.reduction = ReductionPlacement::kDeferred;
+    s.carried = ValueHome::kL2Stash;
+    s.online_softmax = s.stash_terms = true;
+  };
+  EXPECT_EQ(legality_error(softmax, deferred_online), "(no error)");
+  EXPECT_EQ(legality_error(softmax,
+                           [&](Schedule& s) {
+                             deferred_online(s);
+                             s.online_softmax = false;
+                             s.reduction = ReductionPlacement::kCta;  // three stages do not defer
+                           }),
+            "schedule for 'mm': stash_terms=true needs online_softmax=true on a softmax whose x is the one "
+            "carried tile, read after the reduction only by the terms exp(x - max) (online_softmax=false, 2 "
+            "carried tile(s))");
+  // A layer norm has no sum of exponentials, online or not.
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred_online(s);
+                             s.online_softmax = false;
+                             s.one_pass_variance = true;
+                           }),
+            "schedule for 'mm': stash_terms=true needs online_softmax=true on a softmax whose x is the one "
+            "carried tile, read after the reduction only by the terms exp(x - max) (online_softmax=false, 1 "
+            "carried tile(s))");
+  EXPECT_EQ(legality_error(softmax,
+                           [&](Schedule& s) {
+                             deferred_online(s);
+                             s.reduction = ReductionPlacement::kCta;
+                           }),
+            "schedule for 'mm': stash_terms=true needs reduction=deferred (the finish kernel rescales the "
+            "terms), but reduction=cta");
+  EXPECT_EQ(
+      legality_error(softmax,
+                     [&](Schedule& s) {
+                       deferred_online(s);
+                       s.bf16_stash = true;
+                     }),
+      "schedule for 'mm': stash_terms=true with bf16_stash=true: the terms' stash is bf16 already; leave "
+      "bf16_stash off");
+  EXPECT_EQ(
+      legality_error(plan_of("gemm_softmax", 256, 128, 64 * 1025),
+                     [&](Schedule& s) {
+                       deferred_online(s);
+                       s.bn = 64;
+                     }),
+      "schedule for 'mm': stash_terms=true with 1025 column tiles (N=65600, BN=64): the finish kernel's "
+      "table of their factors holds at most 1024");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

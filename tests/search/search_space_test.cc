@@ -6,6 +6,7 @@
 #include <set>
 
 #include "support/error.h"
+#include "te/ops.h"
 #include "te/workloads.h"
 
 namespace comfuse::search {
@@ -13,6 +14,30 @@ namespace {
 
 schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape) {
   return schedule::plan_fusion(te::build_workload(workload, shape));
+}
+
+// A softmax whose output adds its logits back: its carried tile is read after the reduction by more than the
+// terms.
+schedule::FusionPlan softmax_plus_logits() {
+  using namespace te;
+  const std::int64_t M = 256, K = 64, N = 1024;
+  auto X = placeholder({M, K}, DType::bf16, "X");
+  auto W = placeholder({N, K}, DType::bf16, "W");
+  auto k = reduce_axis(K, "k");
+  auto Y = compute(
+      {M, N}, [&](Var i, Var j) { return sum(cast(DType::f32, X(i, k)) * cast(DType::f32, W(j, k)), {k}); },
+      "Y");
+  auto n = reduce_axis(N, "n");
+  auto m = compute(
+      {M}, [&](Var i) { return max_reduce(Y(i, n), {n}); }, "m");
+  auto e = compute(
+      {M, N}, [&](Var i, Var j) { return exp(Y(i, j) - m(i)); }, "e");
+  auto n2 = reduce_axis(N, "n2");
+  auto total = compute(
+      {M}, [&](Var i) { return sum(e(i, n2), {n2}); }, "total");
+  auto out = compute(
+      {M, N}, [&](Var i, Var j) { return cast(DType::bf16, e(i, j) / total(i) + Y(i, j)); }, "out");
+  return schedule::plan_fusion(Program({X, W}, {out}));
 }
 
 int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
@@ -166,6 +191,64 @@ TEST(SearchSpace, ReciprocalDivisionOnlyWhereAnElementDividesByAConstant) {
     const schedule::FusionPlan plan = plan_of(workload, {{"M", 256}, {"K", 64}, {"N", 1024}});
     EXPECT_FALSE(schedule::reciprocal_division_applies(plan)) << workload;
     EXPECT_FALSE(canonical(plan, s).reciprocal_division) << workload;
+  }
+}
+
+TEST(SearchSpace, StashTermsOnlyForDeferredOnlineSoftmaxes) {
+  int terms = 0;
+  for (const schedule::Schedule& s :
+       schedule_space(plan_of("gemm_softcap_softmax", {{"M", 512}, {"K", 64}, {"N", 1024}}))) {
+    if (!s.stash_terms) continue;
+    ++terms;
+    EXPECT_TRUE(s.deferred() && s.online_softmax && !s.bf16_stash && !s.tma_store) << schedule::to_string(s);
+  }
+  EXPECT_GT(terms, 0);
+  // A plan with no sum of exponentials, or one whose carried tile is read again after the reduction.
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.online_softmax = s.one_pass_variance = s.stash_terms = true;
+  EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}}), s).stash_terms);
+  const schedule::FusionPlan plus_logits = softmax_plus_logits();
+  ASSERT_TRUE(schedule::online_softmax_applies(plus_logits));
+  EXPECT_FALSE(canonical(plus_logits, s).stash_terms);
+  s.one_pass_variance = false;
+  EXPECT_TRUE(canonical(plan_of("gemm_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}}), s).stash_terms);
+}
+
+TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
+  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule base;
+  base.bn = 256;
+  base.persistent = true;
+  const auto admit = knob_pair_filter(gemm, base, "multicast_b");
+  EXPECT_TRUE(admit(base));
+  schedule::Schedule flipped = base;
+  flipped.multicast_b = true;
+  EXPECT_TRUE(admit(flipped));
+  schedule::Schedule other = base;
+  other.persistent = false;  // another knob moved
+  EXPECT_FALSE(admit(other));
+  flipped.bn = 128;
+  EXPECT_FALSE(admit(flipped));
+  // A knob that excludes another: the terms' stash against a bf16 stash of x, bf16_stash turned off.
+  const schedule::FusionPlan softcap = plan_of("gemm_softcap_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule stash;
+  stash.reduction = schedule::ReductionPlacement::kDeferred;
+  stash.carried = schedule::ValueHome::kL2Stash;
+  stash.online_softmax = stash.bf16_stash = true;
+  schedule::Schedule terms = stash;
+  terms.bf16_stash = false;
+  terms.stash_terms = true;
+  EXPECT_TRUE(knob_pair_filter(softcap, stash, "stash_terms")(terms));
+  try {
+    knob_pair_filter(gemm, base, "bn");
+    ADD_FAILURE() << "a base field passed as an optional knob";
+  } catch (const CompileError& error) {
+    EXPECT_EQ(std::string(error.what())
+                  .rfind("knob pair 'bn': not an optional knob (optional knobs: persistent, tma_store, ", 0),
+              0u)
+        << error.what();
   }
 }
 

@@ -2,12 +2,14 @@
 // the CPU reference: fresh random inputs, outputs poisoned with NaN before each run, relative error <= 1e-2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -16,6 +18,7 @@
 
 #include "codegen/fused_kernel.h"
 #include "codegen/reference_check.h"
+#include "codegen/test_programs.h"
 #include "runtime/gpu_test_guard.h"
 #include "support/error.h"
 #include "te/interpreter.h"
@@ -61,6 +64,8 @@ te::Program swish_rowmax_program(std::int64_t M, std::int64_t K, std::int64_t N)
 te::Program build(const Case& c) {
   if (c.workload == "swish_rowmax")
     return swish_rowmax_program(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
+  if (c.workload == "masked_softmax_f16")
+    return test_programs::masked_softmax_f16(c.shape.at("M"), c.shape.at("K"), c.shape.at("N"));
   return te::build_workload(c.workload, c.shape);
 }
 
@@ -468,6 +473,35 @@ std::vector<Case> cases() {
     c.label = c.label.substr(0, c.label.find('/')) + "/M170_K40_N1000";
     result.push_back(c);
   }
+  // A causal softmax in f16 (-inf above the diagonal), deferred and online; with 64-column tiles whole tiles
+  // of a row lie above the diagonal.
+  for (const te::Shape& shape :
+       {te::Shape{{"M", 256}, {"K", 256}, {"N", 512}}, te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}}) {
+    const std::string size = "M" + std::to_string(shape.at("M")) + "_N" + std::to_string(shape.at("N"));
+    Schedule narrow;
+    narrow.bm = 64;
+    narrow.bn = 64;
+    narrow.warp_roles = WarpRoles::kPingPong;
+    narrow.carried = ValueHome::kL2Stash;
+    narrow.reduction = ReductionPlacement::kDeferred;
+    narrow.online_softmax = true;
+    result.push_back({"masked_softmax_f16", shape, narrow, "deferred_online_pingpong_bn64/" + size});
+    Schedule wide = narrow;
+    wide.bm = 128;
+    wide.bn = 128;
+    wide.warp_roles = WarpRoles::kCooperative;
+    result.push_back({"masked_softmax_f16", shape, wide, "deferred_online_coop_128x128/" + size});
+  }
+  // Every case of a softmax kept online and deferred once more with its terms stashed in bf16 (the masked
+  // softmax's tiles above the diagonal have a maximum of -inf).
+  add_variants(
+      result, result.size(), "stash_terms_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.stash_terms = true;
+        return legal(plan, t);
+      },
+      [](Schedule& s) { s.stash_terms = true; });
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
@@ -485,11 +519,30 @@ struct Outcome {
   double rel_error = 0;
 };
 
-class FusedKernelGpuTest : public gpu_test::GpuTest {};
+// The test runs a workload at a time (from 8 cases to about 1900; FusedKernelGpuCases prints the counts), so
+// that the whole list can be run in parts: ctest -L gpu -R <workload>, and COMFUSE_GPU_CASES within one.
+const std::vector<std::string> kWorkloads = {
+    "gemm",         "gemm_bias_relu",       "post_layernorm", "post_rmsnorm",        "gemm_layernorm_relu",
+    "gemm_softmax", "gemm_softcap_softmax", "swish_rowmax",   "gemm_gelu_layernorm", "masked_softmax_f16"};
 
-TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
-  const std::vector<Case> all = cases();
-  ASSERT_GT(all.size(), 40u);
+// Every case's workload is one that a test runs (checked without a GPU).
+TEST(FusedKernelGpuCases, EveryCaseBelongsToAWorkloadThatIsRun) {
+  std::map<std::string, int> per_workload;
+  for (const Case& c : cases()) ++per_workload[c.workload];
+  for (const auto& [workload, count] : per_workload) {
+    std::cout << workload << ": " << count << " cases\n";  // to plan runs of the GPU tests in parts
+    EXPECT_NE(std::find(kWorkloads.begin(), kWorkloads.end(), workload), kWorkloads.end())
+        << count << " cases of '" << workload << "' would never run";
+  }
+  for (const std::string& workload : kWorkloads) EXPECT_GT(per_workload[workload], 4) << workload;
+}
+
+class FusedKernelGpuTest : public gpu_test::GpuTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(FusedKernelGpuTest, EveryScheduleAndShapeMatchesTheReference) {
+  std::vector<Case> all = cases();
+  std::erase_if(all, [&](const Case& c) { return c.workload != GetParam(); });
+  ASSERT_GT(all.size(), 4u);
   const std::uint64_t seed =
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::cout << "random seed " << seed << "\n";
@@ -595,6 +648,9 @@ TEST_F(FusedKernelGpuTest, EveryWorkloadScheduleAndShapeMatchesTheReference) {
   }
   std::cout << runnable.size() << " kernels, " << failures << " failures\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(Workloads, FusedKernelGpuTest, ::testing::ValuesIn(kWorkloads),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace comfuse::codegen
