@@ -15,19 +15,20 @@ namespace comfuse::search {
 
 /// Compiles each candidate's `kernel` into its `compiled` (or its error into `error`) on options.jobs threads
 /// (every core when 0), with options.compile or else the on-disk kernel cache. Candidates that already have
-/// an error are skipped, and so is every candidate not yet started once `stop()` holds. `Candidate` has the
+/// an error are skipped, and so is every candidate past the first `always` not yet started once `stop()`
+/// holds. `Candidate` has the
 /// fields `codegen::KernelSource kernel`, `std::optional<runtime::CompiledProgram> compiled` and `std::string
 /// error`.
 template <typename Candidate>
 void compile_candidates(
     std::vector<Candidate>& candidates, const TuneOptions& options,
-    const std::function<bool()>& stop = [] { return false; }) {
+    const std::function<bool()>& stop = [] { return false; }, std::size_t always = 0) {
   const runtime::KernelCache cache;
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < candidates.size(); i = next++) {
       Candidate& c = candidates[i];
-      if (!c.error.empty() || stop()) continue;
+      if (!c.error.empty() || (i >= always && stop())) continue;
       try {
         if (options.compile) {
           c.compiled = options.compile(c.kernel);

@@ -223,7 +223,12 @@ class Tuner {
   }
 
   void compile(std::vector<Candidate>& candidates) {
-    compile_candidates(candidates, options_, [&] { return past(0.6); });  // leave time to measure
+    // Stop starting compiles past 60% of the budget, to leave time to measure; but until the run has a winner
+    // each job's first compile starts however late, so that a slow start (a loaded machine) still ends with
+    // a measurement.
+    const std::size_t always = has_winner() ? 0 : static_cast<std::size_t>(jobs_);
+    compile_candidates(
+        candidates, options_, [&] { return past(0.6); }, always);
     for (Candidate& c : candidates) {
       if (c.compiled) {
         ++progress_.compiled;

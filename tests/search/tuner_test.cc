@@ -310,5 +310,19 @@ TEST(Tuner, AFirstBatchCompiledPastTheBudgetIsStillMeasured) {
   EXPECT_LT(result.seconds, 1.5);
 }
 
+TEST(Tuner, ARunPastItsBudgetBeforeItsFirstCompileStillStartsOneAJob) {
+  // The budget is spent before the first batch compiles (as on a machine so loaded that emitting the batch
+  // takes 60% of the seconds): each job's first compile starts all the same, and the run ends with a winner
+  // instead of no record at all.
+  const te::Program program = suite_post_layernorm();
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  TuneOptions options = simulated_options(40);
+  options.seconds = 1e-6;
+  const TuneResult result = tune(program, measurer, options);
+  EXPECT_EQ(result.compiled, 2);  // one a job
+  EXPECT_EQ(result.measured, 1);  // past the budget, the first correct measurement ends the run
+  EXPECT_EQ(result.winner.status, RecordStatus::kOk);
+}
+
 }  // namespace
 }  // namespace comfuse::search
