@@ -29,12 +29,6 @@ std::int64_t product(const std::vector<std::int64_t>& extents) {
   return p;
 }
 
-std::string store_value(te::DType dtype, const std::string& value) {
-  if (dtype == te::DType::bf16) return "f32_to_bf16(" + value + ")";
-  if (dtype == te::DType::f16) return "f32_to_f16(" + value + ")";
-  return value;
-}
-
 // The running max of an online softmax (check_b2b_supported allows one), or nullptr.
 const OnlineStatistic* first_running_max(const schedule::B2BPlan& plan) {
   const std::vector<const OnlineStatistic*> maxima = plan.running_maxima();

@@ -19,45 +19,10 @@ std::string value_type(te::DType dtype) {
   return dtype == te::DType::i32 ? "int" : "float";
 }
 
-std::string store_value(te::DType dtype, const std::string& value) {
-  switch (dtype) {
-    case te::DType::bf16:
-      return "f32_to_bf16(" + value + ")";
-    case te::DType::f16:
-      return "f32_to_f16(" + value + ")";
-    case te::DType::f32:
-    case te::DType::i32:
-    case te::DType::boolean:
-      return value;
-  }
-  return value;
-}
-
-// Where carried tile c keeps element (grow, gcol): row-major [M, N] per carried tile. A fragment-major layout
-// (consecutive threads on consecutive words) measured slower on the H200 (benchmarks/NOTES.md).
-std::string stash_index(const std::string& c) {
-  return "((size_t)" + c + " * M + grow) * N + gcol";
-}
-
 // Where carried tile c keeps element i of this thread's fragment of the CTA's t-th column tile in shared
 // memory: thread-fastest, so that a warp's 32 accesses fall in 32 different banks.
 std::string shared_stash_slot(std::size_t c) {
   return "sstash[((" + std::to_string(c) + " * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
-}
-
-// A value as read from memory, as the epilogue computes with it: 16-bit types widened to f32.
-std::string widen(te::DType dtype, const std::string& element) {
-  switch (dtype) {
-    case te::DType::bf16:
-      return "bf16_to_f32(" + element + ")";
-    case te::DType::f16:
-      return "f16_to_f32(" + element + ")";
-    case te::DType::f32:
-    case te::DType::i32:
-    case te::DType::boolean:
-      return element;
-  }
-  return element;
 }
 
 // Two neighbouring columns loaded as one word (vector_loads, deep_reads): a float2 for f32, a u32 holding two
@@ -128,6 +93,7 @@ std::string EpilogueEmitter::row_of_h() const {
 }
 
 std::string EpilogueEmitter::column_of_i() const {
+  if (wide_rows()) return "n0 + (i >> 3) * 256 + lane * 8 + (i & 7)";
   return walk_ == Walk::kRow ? "n0 + (i >> 1) * 64 + lane * 2 + (i & 1)"
                              : "n0 + (i >> 2) * 8 + (lane & 3) * 2 + (i & 1)";
 }
@@ -160,6 +126,7 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, bool interior) const {
   if (staged_.staged(input)) return staged_.read(input, broadcast, interior);
+  if (wide_loadable(broadcast)) return wide_read(input.name());  // loaded at the group's first column
   if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
     return pair_element(input.dtype(), "lp_" + input.name());
   }
@@ -259,6 +226,7 @@ std::string EpilogueEmitter::carried_read(const te::Tensor& tile, bool batched) 
                                [&](const te::Tensor& t) { return t.same_as(tile); });
   const auto index = static_cast<std::size_t>(it - plan_.carried_tiles.begin());
   const auto c = std::to_string(index);
+  if (wide_rows()) return wide_read("stash" + c);  // loaded at the group's first column
   if (batched) return "pre" + c + "[j]";
   if (schedule_.carried == ValueHome::kL2Stash && loads_in_pairs()) {
     return pair_element(schedule::stash_dtype(schedule_), "lp_stash" + c);  // zero when !inb
@@ -384,6 +352,10 @@ std::vector<EpilogueEmitter::Store> EpilogueEmitter::stores_of_stage(int stage) 
 // columns a thread holds leave together from the odd element: one 32-bit store for 16-bit types, one 64-bit
 // store for 32-bit ones, half the store instructions of element-wise stores.
 void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
+  if (wide_rows()) {
+    wide_store(out, st);
+    return;
+  }
   const std::string element = "(size_t)grow * N + gcol";
   const std::string value = store_value(st.dtype, st.value);
   if (!stores_in_pairs()) {
@@ -414,7 +386,9 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
 
 void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   const std::vector<Store> stores = stores_of_stage(stage);
-  if (stores_in_pairs()) {
+  if (wide_rows()) {
+    declare_wide(out, stage, stores);
+  } else if (stores_in_pairs()) {
     for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
   declare_pair_loads(out, stage);
@@ -480,6 +454,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   }
   element_coordinates();
   emit_pair_loads(out, stage, interior);
+  if (wide_rows()) emit_wide_loads(out, stage, interior);
 
   // Every tensor this stage can read, bound to a C expression.
   ExprBindings base;
@@ -526,7 +501,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
       bindings.vars[slot.rescaled->terms->axes[0].get()] = "grow";
       bindings.vars[slot.rescaled->terms->axes[1].get()] = "gcol";
       const std::string value = emit_expr(slot.rescaled->value, bindings);
-      if (schedule_.stash_terms) {  // the maximum only: write_tile_terms sums the terms about the tile's
+      if (schedule_.stash_terms) {  // the maximum alone: write_tile_terms sums the terms about it after
         const std::string max = slot_name(slot.stage, slot.index) + "_m[h]";
         out.line("if (inb) " + max + " = fmaxf(" + max + ", " + value + ");");
       } else {

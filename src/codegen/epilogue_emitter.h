@@ -99,6 +99,15 @@ class EpilogueEmitter {
   /// With stash_terms, in the finish kernel: the stashed term of element i times its column tile's factor.
   std::string stashed_term(bool batched) const;
   const Slot& terms_slot() const;  // with stash_terms: the slot of the rescaled sum whose terms are stashed
+  /// The finish kernel's wide walk (schedule.wide_finish, wide_row_walk.cc): a lane takes eight consecutive
+  /// columns at a time; at the first of them each input read by column and each carried tile re-read from the
+  /// stash is loaded whole into `wide_<name>[8]`, and each output is stored whole at the last.
+  bool wide_rows() const;
+  bool wide_loadable(schedule::Broadcast broadcast) const;  // an input read this way loads eight at once
+  static std::string wide_read(const std::string& name);    // element i of the group loaded for `name`
+  void declare_wide(CodeStream& out, int stage, const std::vector<Store>& stores) const;
+  void emit_wide_loads(CodeStream& out, int stage, bool interior) const;
+  void wide_store(CodeStream& out, const Store& st) const;
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.
   std::string carried_read(const te::Tensor& tile, bool batched) const;

@@ -38,4 +38,11 @@ inline std::string slot_name(int stage, int index) {
   return "red" + std::to_string(stage) + "_" + std::to_string(index);
 }
 
+/// Where carried tile c keeps element (grow, gcol) in the L2 stash: row-major [M, N] per carried tile. A
+/// fragment-major layout (consecutive threads on consecutive words) measured slower on the H200
+/// (benchmarks/NOTES.md).
+inline std::string stash_index(const std::string& c) {
+  return "((size_t)" + c + " * M + grow) * N + gcol";
+}
+
 }  // namespace comfuse::codegen

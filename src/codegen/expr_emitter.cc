@@ -273,4 +273,16 @@ std::string memory_element_type(te::DType dtype) {
   throw InternalError("no memory element type for dtype bool");
 }
 
+std::string store_value(te::DType dtype, const std::string& value) {
+  if (dtype == te::DType::bf16) return "f32_to_bf16(" + value + ")";
+  if (dtype == te::DType::f16) return "f32_to_f16(" + value + ")";
+  return value;
+}
+
+std::string widen(te::DType dtype, const std::string& element) {
+  if (dtype == te::DType::bf16) return "bf16_to_f32(" + element + ")";
+  if (dtype == te::DType::f16) return "f16_to_f32(" + element + ")";
+  return element;
+}
+
 }  // namespace comfuse::codegen

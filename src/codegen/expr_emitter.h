@@ -62,4 +62,10 @@ std::string float_literal(double value);
 /// int. Throws InternalError for bool, which no kernel parameter has.
 std::string memory_element_type(te::DType dtype);
 
+/// An f32 (or int) value as stored to memory of `dtype`: rounded to the 16-bit types' bits, else as it is.
+std::string store_value(te::DType dtype, const std::string& value);
+
+/// An element as read from memory of `dtype`, as the epilogue computes with it: 16-bit bits widened to f32.
+std::string widen(te::DType dtype, const std::string& element);
+
 }  // namespace comfuse::codegen

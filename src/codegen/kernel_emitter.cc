@@ -650,6 +650,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
   const Schedule finish_schedule_ = [this] {
     Schedule finish = s_;
     finish.tma_inputs = finish.tma_store = false;
+    if (finish.wide_finish) finish.vector_loads = finish.batched_reads = finish.deep_reads = false;
     return finish;
   }();
   const StagedInputs staged_;  // tma_inputs

@@ -164,6 +164,22 @@ bool stash_terms_fit(const FusionPlan& plan, const Schedule& s) {
   return s.online_softmax && s.deferred() && !s.tma_store && table_bytes <= kFinishScaleBytes;
 }
 
+bool wide_finish_applies(const FusionPlan& plan, const Schedule& s) {
+  const auto wide = [](te::DType dtype) { return te::dtype_bytes(dtype) == 2 || dtype == te::DType::f32; };
+  if (!s.deferred() || plan.anchor.n % 8 != 0) return false;
+  for (const EpilogueInput& input : plan.epilogue_inputs) {
+    if (input.broadcast != Broadcast::kColumn && !wide(input.tensor.dtype())) return false;
+  }
+  // Every stage's tiles, not only the finish kernel's: the answer is then the same for a plan and its merged
+  // forms (effective_plan moves tiles between stages, neither adding nor dropping one).
+  for (const Stage& stage : plan.stages) {
+    for (const te::Tensor& t : stage.tiles) {
+      if (!wide(t.dtype())) return false;
+    }
+  }
+  return true;
+}
+
 bool stash_terms_applies(const FusionPlan& plan, const Schedule& s) {
   return stash_terms_fit(plan, s) && terms_stashable(plan);
 }
@@ -515,6 +531,12 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.stash_terms && s.bf16_stash) {
     fail("stash_terms=true with bf16_stash=true: the terms' stash is bf16 already; leave bf16_stash off");
   }
+  if (s.wide_finish && !wide_finish_applies(plan, s)) {
+    fail(
+        "wide_finish=true needs reduction=deferred, N a multiple of 8 and 16-bit or f32 tiles and inputs "
+        "along the rows (reduction=" +
+        std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
+  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -625,6 +647,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"multicast_b", &Schedule::multicast_b},
       {"reciprocal_division", &Schedule::reciprocal_division, true},
       {"stash_terms", &Schedule::stash_terms, true},
+      {"wide_finish", &Schedule::wide_finish},
   };
   return kKnobs;
 }

@@ -143,10 +143,17 @@ struct Schedule {
   // With online_softmax and a deferred reduction, where the sum's x is the one carried tile and nothing else
   // re-reads it: the stash holds the terms exp(x - the tile's row maximum) in bf16 instead of x (the element
   // loop takes the maximum alone; a pass over the fragment sums and stores the terms); the finish kernel
-  // scales them by exp(tile maximum - row maximum), one factor a column tile, instead of an exp an element. Half the bytes of an f32 stash; the terms lie in (0, 1], so
-  // bf16's relative error holds where logits would round too coarsely before the exp. Whether the workload's
-  // tolerance allows it is for the reference check to say. Written to JSON only when true.
+  // scales them by exp(tile maximum - row maximum), one factor a column tile, instead of an exp an element.
+  // Half the bytes of an f32 stash; the terms lie in (0, 1], so bf16's relative error holds where logits
+  // would round too coarsely before the exp. Whether the workload's tolerance allows it is for the reference
+  // check to say. Written to JSON only when true.
   bool stash_terms = false;
+  // With a deferred reduction: the finish kernel's lanes take eight consecutive columns at a time, loaded and
+  // stored as 16 bytes of 16-bit values (32 of f32) instead of two columns as one word: a quarter of the
+  // load and store instructions, four times the bytes a load keeps in flight. (The finish kernel then loads
+  // nothing in pairs or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone.)
+  // Written to JSON only when true.
+  bool wide_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -215,6 +222,11 @@ bool terms_stashable(const FusionPlan& plan);
 bool stash_terms_applies(const FusionPlan& plan, const Schedule& s);
 /// The part of stash_terms_applies that depends on the schedule alone (and N).
 bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
+
+/// Whether wide_finish can change the kernel of `plan` under `s`: a deferred reduction, N a multiple of 8
+/// (every group of eight columns lies wholly inside a row or outside it, 16-byte aligned), and every tile of
+/// the plan and every input read by column 16-bit or f32 (the same for a plan and its merged forms).
+bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
 /// reduction barrier (two stages), nothing reduced in the second.

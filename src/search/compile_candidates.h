@@ -16,9 +16,8 @@ namespace comfuse::search {
 /// Compiles each candidate's `kernel` into its `compiled` (or its error into `error`) on options.jobs threads
 /// (every core when 0), with options.compile or else the on-disk kernel cache. Candidates that already have
 /// an error are skipped, and so is every candidate past the first `always` not yet started once `stop()`
-/// holds. `Candidate` has the
-/// fields `codegen::KernelSource kernel`, `std::optional<runtime::CompiledProgram> compiled` and `std::string
-/// error`.
+/// holds. `Candidate` has the fields `codegen::KernelSource kernel`, `std::optional<runtime::CompiledProgram>
+/// compiled` and `std::string error`.
 template <typename Candidate>
 void compile_candidates(
     std::vector<Candidate>& candidates, const TuneOptions& options,

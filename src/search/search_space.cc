@@ -148,6 +148,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   if (!knobs.reciprocal_division) s.reciprocal_division = false;
   if (!(knobs.stash_terms && !s.one_pass_variance && schedule::stash_terms_fit(plan, s)))
     s.stash_terms = false;
+  if (!schedule::wide_finish_applies(plan, s)) s.wide_finish = false;
+  if (s.wide_finish) s.batched_reads = s.deep_reads = false;  // the finish kernel loads eight columns at once
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

@@ -19,6 +19,36 @@ using source_text::contains;
 using test_programs::kKey;
 using test_programs::plan_of;
 
+const std::string kFinishMarker = "// The deferred reduction's finish kernel";
+
+// The main kernel's text with its name replaced (the name hashes the schedule): from the device helpers to
+// the finish kernel.
+std::string main_kernel_text(const KernelSource& k) {
+  const std::size_t from = k.source.find("// ---- comfuse device helpers");
+  const std::size_t to = k.source.find(kFinishMarker);
+  EXPECT_NE(from, std::string::npos);
+  EXPECT_NE(to, std::string::npos);
+  std::string text = k.source.substr(from, to - from);
+  for (std::size_t at = text.find(k.name); at != std::string::npos; at = text.find(k.name))
+    text.replace(at, k.name.size(), "NAME");
+  return text;
+}
+
+std::string finish_kernel_text(const KernelSource& k) {
+  return k.source.substr(k.source.find(kFinishMarker));
+}
+
+// Ping-pong 64 x 128 tiles deferring their reduction, carried tiles in the L2 stash.
+Schedule deferred_ping_pong() {
+  Schedule s;
+  s.bm = 64;
+  s.bn = 128;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.carried = ValueHome::kL2Stash;
+  s.reduction = ReductionPlacement::kDeferred;
+  return s;
+}
+
 TEST(DeferredEmitter, TheFinishKernelCombinesTheRowsInASecondKernel) {
   const FusionPlan ln = plan_of("post_layernorm", 77, 72, 1000);
   Schedule s;
@@ -96,21 +126,11 @@ TEST(DeferredEmitter, FourWarpsARowTakeEveryFourthStep) {
   EXPECT_EQ(four.launch.finish_block_x, 256);
   // The main kernels are the same (past the header naming the schedule); only the finish kernel's rows and
   // steps move.
-  auto main_kernel = [](const KernelSource& k) {
-    const std::size_t from = k.source.find("// ---- comfuse device helpers");
-    const std::size_t to = k.source.find("// The deferred reduction's finish kernel");
-    EXPECT_NE(from, std::string::npos);
-    EXPECT_NE(to, std::string::npos);
-    std::string text = k.source.substr(from, to - from);
-    for (std::size_t at = text.find(k.name); at != std::string::npos; at = text.find(k.name))
-      text.replace(at, k.name.size(), "NAME");
-    return text;
-  };
-  std::string main_four = main_kernel(four);
+  std::string main_four = main_kernel_text(four);
   const std::string split_constant = "constexpr int ROW_SPLIT = 4;  // the finish kernel's warps a row\n";
   ASSERT_TRUE(contains(main_four, split_constant));
   main_four.erase(main_four.find(split_constant), split_constant.size());
-  EXPECT_TRUE(main_four == main_kernel(one));
+  EXPECT_TRUE(main_four == main_kernel_text(one));
   const std::size_t at_four = four.source.find("// The deferred reduction's finish kernel");
   const std::string finish = four.source.substr(at_four);
   EXPECT_TRUE(contains(finish, "const int row = blockIdx.x * 2 + threadIdx.x / (32 * ROW_SPLIT);"));
@@ -125,12 +145,7 @@ TEST(DeferredEmitter, FourWarpsARowTakeEveryFourthStep) {
 
 TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
   const FusionPlan softcap = plan_of("gemm_softcap_softmax", 127, 72, 1000);
-  Schedule s;
-  s.bm = 64;
-  s.bn = 128;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.carried = ValueHome::kL2Stash;
-  s.reduction = ReductionPlacement::kDeferred;
+  Schedule s = deferred_ping_pong();
   s.online_softmax = s.vector_loads = true;
   const KernelSource plain = emit_kernel(softcap, s, kKey);
   s.stash_terms = true;
@@ -139,7 +154,7 @@ TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
   const std::int64_t parts = 3 * 4 * 8 * 127;
   EXPECT_EQ(plain.stash_bytes, 127 * 1000 * 4 + parts);
   EXPECT_EQ(terms.stash_bytes, 127 * 1000 * 2 + parts);
-  const std::size_t finish = terms.source.find("// The deferred reduction's finish kernel");
+  const std::size_t finish = terms.source.find(kFinishMarker);
   ASSERT_NE(finish, std::string::npos);
   const std::string main_kernel = terms.source.substr(0, finish), finish_kernel = terms.source.substr(finish);
   // The main kernel's element loop takes the maximum alone (no online update) and keeps x in the
@@ -173,12 +188,41 @@ TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
   EXPECT_TRUE(contains(finish_kernel, "const float v_sm_exp = (bf16_to_f32("));
   EXPECT_TRUE(contains(finish_kernel, " * (inb ? tile_factor[gcol / BN] : 0.0f));"));
   EXPECT_FALSE(contains(finish_kernel, "expf((v_capped"));
-  EXPECT_TRUE(contains(plain.source.substr(plain.source.find("// The deferred reduction's finish kernel")),
-                       "const float v_sm_exp = expf("));
+  EXPECT_TRUE(contains(finish_kernel_text(plain), "const float v_sm_exp = expf("));
   // A plain softmax's x is the anchor: already in the accumulator.
   const KernelSource softmax = emit_kernel(plan_of("gemm_softmax", 127, 72, 1000), s, kKey);
   EXPECT_FALSE(contains(softmax.source, "acc[i] = v_"));
   EXPECT_TRUE(contains(softmax.source, "? 0.0f : expf((acc[i] - red0_1_m[h]));"));
+}
+
+TEST(DeferredEmitter, AWideFinishMovesEightColumnsALaneAndLeavesTheMainKernelAsItWas) {
+  const FusionPlan ln = plan_of("post_layernorm", 127, 72, 1000);
+  Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = s.vector_loads = true;
+  const KernelSource pairs = emit_kernel(ln, s, kKey);
+  s.wide_finish = true;
+  const KernelSource wide = emit_kernel(ln, s, kKey);
+  EXPECT_TRUE(main_kernel_text(wide) == main_kernel_text(pairs));
+  const std::string finish = finish_kernel_text(wide);
+  EXPECT_TRUE(contains(finish, "const int gcol = n0 + (i >> 3) * 256 + lane * 8 + (i & 7);"));
+  // The stash, the per-column gamma and beta: eight bf16 columns as one 16-byte word at the group's first.
+  EXPECT_TRUE(contains(finish, "if ((i & 7) == 0) {"));
+  EXPECT_TRUE(contains(finish,
+                       "const uint4 raw = inb ? *(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol]) : "
+                       "make_uint4(0u, 0u, 0u, 0u);"));
+  EXPECT_TRUE(contains(finish, "*(const uint4*)(&in_gamma[gcol])"));
+  EXPECT_TRUE(contains(finish, "wide_stash0[i & 7]"));
+  // The output leaves whole at the group's last column; nothing moves in pairs any more.
+  EXPECT_TRUE(contains(finish, "if ((i & 7) == 7 && inb) {"));
+  EXPECT_TRUE(contains(finish, "*(uint4*)(&out_Y[(size_t)grow * N + gcol - 7]) = make_uint4("));
+  EXPECT_FALSE(contains(finish, "lp_stash0"));
+  EXPECT_FALSE(contains(finish, "pend_Y = "));
+  // An f32 stash: two float4 words a group.
+  s.bf16_stash = false;
+  const KernelSource f32 = emit_kernel(ln, s, kKey);
+  EXPECT_TRUE(
+      contains(finish_kernel_text(f32),
+               "const float4 hi = inb ? *(const float4*)(&stash[((size_t)0 * M + grow) * N + gcol] + 4)"));
 }
 
 }  // namespace

@@ -229,15 +229,21 @@ TEST(KernelCompile, Softmaxes) {
   });
 }
 
+// Ping-pong 64 x 128 tiles, a softmax kept online and deferred, its f32 stash re-read in deep pairs.
+Schedule deferred_online_softmax() {
+  Schedule s = make_schedule(Knobs{.bm = 64,
+                                   .bn = 128,
+                                   .roles = WarpRoles::kPingPong,
+                                   .carried = ValueHome::kL2Stash,
+                                   .vector_loads = true});
+  s.reduction = ReductionPlacement::kDeferred;
+  s.online_softmax = s.batched_reads = s.deep_reads = true;
+  return s;
+}
+
 TEST(KernelCompile, DeferredReductions) {
   // Two kernels in one source: the main kernel a tile a CTA, the finish kernel a warp a row.
-  Schedule online = make_schedule(Knobs{.bm = 64,
-                                        .bn = 128,
-                                        .roles = WarpRoles::kPingPong,
-                                        .carried = ValueHome::kL2Stash,
-                                        .vector_loads = true});
-  online.reduction = ReductionPlacement::kDeferred;
-  online.online_softmax = online.batched_reads = online.deep_reads = true;
+  const Schedule online = deferred_online_softmax();
   Schedule one_pass = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
   one_pass.reduction = ReductionPlacement::kDeferred;
   one_pass.one_pass_variance = one_pass.bf16_stash = one_pass.persistent = one_pass.interior_tiles = true;
@@ -255,14 +261,6 @@ TEST(KernelCompile, DeferredReductions) {
   reciprocal.reciprocal_division = true;
   Schedule fast_gelu = one_pass;
   fast_gelu.approximate_math = true;
-  Schedule terms = online;
-  terms.stash_terms = true;
-  Schedule fast_terms = reciprocal;
-  fast_terms.stash_terms = fast_terms.interior_tiles = true;
-  Schedule split_terms = split;
-  split_terms.stash_terms = split_terms.multicast_b = true;
-  Schedule masked_terms = terms;
-  masked_terms.vector_loads = false;  // N odd
   compile_all({
       {"gemm_softmax online, N even", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt, online},
       {"gemm_softcap_softmax tiny online", workload("gemm_softcap_softmax", kTiny), std::nullopt, online},
@@ -278,14 +276,47 @@ TEST(KernelCompile, DeferredReductions) {
        std::nullopt, fast_gelu},
       {"gemm_softcap_softmax odd online, the cap's division a multiplication",
        workload("gemm_softcap_softmax", kOdd), std::nullopt, reciprocal},
+  });
+}
+
+TEST(KernelCompile, StashedTermsAndTheWideFinish) {
+  // A softmax's terms stashed in bf16 (stash_terms) and the finish kernel's eight columns a lane
+  // (wide_finish), alone and together, over bf16 and f32 stashes, split finish kernels and a causal mask.
+  const Schedule online = deferred_online_softmax();
+  Schedule terms = online;
+  terms.stash_terms = true;
+  Schedule fast_terms = terms;
+  fast_terms.approximate_math = fast_terms.reciprocal_division = fast_terms.interior_tiles = true;
+  fast_terms.vector_loads = false;  // N odd
+  Schedule split_terms = terms;
+  split_terms.finish_row_split = split_terms.multicast_b = true;
+  Schedule masked_terms = terms;
+  masked_terms.vector_loads = false;  // N odd
+  Schedule wide_ln = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
+  wide_ln.reduction = ReductionPlacement::kDeferred;
+  wide_ln.one_pass_variance = wide_ln.bf16_stash = wide_ln.persistent = wide_ln.wide_finish = true;
+  Schedule wide_terms = split_terms;
+  wide_terms.wide_finish = true;
+  Schedule wide_f32 = online;
+  wide_f32.wide_finish = true;
+  wide_f32.batched_reads = wide_f32.deep_reads = false;
+  compile_all({
       {"gemm_softmax online, terms stashed, deep pair reads", workload("gemm_softmax", Shape{127, 72, 1000}),
        std::nullopt, terms},
-      {"gemm_softcap_softmax odd, terms stashed, approximate, interior tiles",
+      {"gemm_softcap_softmax odd, terms stashed, approximate, the cap multiplied, interior tiles",
        workload("gemm_softcap_softmax", kOdd), std::nullopt, fast_terms},
       {"gemm_softmax terms stashed, four warps a row, B multicast",
        workload("gemm_softmax", Shape{77, 40, 2100}), std::nullopt, split_terms},
       {"causal softmax f16, terms stashed", test_programs::masked_softmax_f16(127, 72, 257), std::nullopt,
        masked_terms},
+      {"post_layernorm, wide finish over a bf16 stash", workload("post_layernorm", Shape{77, 40, 1000}),
+       std::nullopt, wide_ln},
+      {"gemm_softmax, wide finish, terms stashed, four warps a row",
+       workload("gemm_softmax", Shape{77, 40, 2104}), std::nullopt, wide_terms},
+      {"gemm_softmax, wide finish over an f32 stash", workload("gemm_softmax", Shape{127, 72, 1000}),
+       std::nullopt, wide_f32},
+      {"causal softmax f16, wide finish", test_programs::masked_softmax_f16(127, 72, 264), std::nullopt,
+       wide_f32},
   });
 }
 

@@ -342,6 +342,27 @@ TEST(ScheduleErrors, StashTerms) {
       "table of their factors holds at most 1024");
 }
 
+TEST(ScheduleErrors, WideFinish) {
+  auto deferred = [](Schedule& s) {
+    s.reduction = ReductionPlacement::kDeferred;
+    s.carried = ValueHome::kL2Stash;
+    s.one_pass_variance = s.wide_finish = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
+  EXPECT_EQ(
+      legality_error(plan_of("post_layernorm", 256, 128, 1004), deferred),
+      "schedule for 'mm': wide_finish=true needs reduction=deferred, N a multiple of 8 and 16-bit or f32 "
+      "tiles and inputs along the rows (reduction=deferred, N=1004)");
+  EXPECT_EQ(
+      legality_error(plan_of("post_layernorm", 256, 128, 512),
+                     [&](Schedule& s) {
+                       deferred(s);
+                       s.reduction = ReductionPlacement::kCta;
+                     }),
+      "schedule for 'mm': wide_finish=true needs reduction=deferred, N a multiple of 8 and 16-bit or f32 "
+      "tiles and inputs along the rows (reduction=cta, N=512)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -216,6 +216,22 @@ TEST(SearchSpace, StashTermsOnlyForDeferredOnlineSoftmaxes) {
   EXPECT_TRUE(canonical(plan_of("gemm_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}}), s).stash_terms);
 }
 
+TEST(SearchSpace, AWideFinishOnlyForDeferredRowsOfWholeGroupsOfEight) {
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = s.batched_reads = s.deep_reads = s.vector_loads = s.wide_finish = true;
+  const schedule::Schedule wide =
+      canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s);
+  EXPECT_TRUE(wide.wide_finish);
+  // The finish kernel's loads are its own: batched reads would change nothing; pairs stay the main kernel's.
+  EXPECT_FALSE(wide.batched_reads || wide.deep_reads);
+  EXPECT_TRUE(wide.vector_loads);
+  EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1004}}), s).wide_finish);
+  s.reduction = schedule::ReductionPlacement::kCta;
+  EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s).wide_finish);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

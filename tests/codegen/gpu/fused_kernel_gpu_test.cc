@@ -502,6 +502,22 @@ std::vector<Case> cases() {
         return legal(plan, t);
       },
       [](Schedule& s) { s.stash_terms = true; });
+  // The deferred cases as first deferred (not their variants for knobs of the main kernel), the split finish
+  // kernels and the stashed terms, whose rows are whole groups of eight, once more with the finish kernel's
+  // wide walk (duplicates fall to the deduplication below).
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    const bool finish_case = c.label.rfind("deferred_", 0) == 0 ||
+                             c.label.rfind("finish_row_split_", 0) == 0 ||
+                             c.label.rfind("stash_terms_", 0) == 0;
+    if (!finish_case) continue;
+    c.schedule.wide_finish = true;
+    // Knobs of the main kernel's loads alone (the finish kernel loads eight columns at once): one case for
+    // all of them.
+    c.schedule.batched_reads = c.schedule.deep_reads = c.schedule.vector_loads = false;
+    c.label = "wide_finish_" + c.label;
+    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {

@@ -1,0 +1,120 @@
+// The finish kernel's wide walk (schedule knob wide_finish): a lane takes eight consecutive columns of its
+// row at a time, and every input read by column, every carried tile re-read from the stash and every output
+// moves as one 16-byte word of 16-bit values (two of f32) instead of a word of two columns. N is a multiple
+// of 8, so a group of eight lies wholly inside the row or wholly past its end, and its first column is
+// 16-byte aligned.
+#include <string>
+#include <vector>
+
+#include "codegen/epilogue_emitter.h"
+#include "codegen/epilogue_names.h"
+#include "codegen/expr_emitter.h"
+#include "support/error.h"
+
+namespace comfuse::codegen {
+namespace {
+
+// Loads the eight elements of `dtype` at `address` (a pointer expression to the group's first) into float
+// `array`[8], zeros where `guard` fails (no test when it is empty).
+void load_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& address,
+                const std::string& guard) {
+  out.open("");
+  auto guarded = [&](const std::string& load, const std::string& zero) {
+    return guard.empty() ? load : guard + " ? " + load + " : " + zero;
+  };
+  if (dtype == te::DType::f32) {
+    out.line("const float4 lo = " +
+             guarded("*(const float4*)(" + address + ")", "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
+    out.line("const float4 hi = " +
+             guarded("*(const float4*)(" + address + " + 4)", "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
+    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
+             "[3] = lo.w;");
+    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
+             "[7] = hi.w;");
+  } else {
+    COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
+    out.line("const uint4 raw = " +
+             guarded("*(const uint4*)(" + address + ")", "make_uint4(0u, 0u, 0u, 0u)") + ";");
+    out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
+    out.line("#pragma unroll");
+    out.open("for (int w = 0; w < 4; ++w)");
+    out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
+    out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
+    out.close();
+  }
+  out.close();
+}
+
+std::string wide_buffer(const std::string& pending) {
+  return "wide_" + pending;
+}
+
+}  // namespace
+
+bool EpilogueEmitter::wide_rows() const {
+  return walk_ == Walk::kRow && schedule_.wide_finish;
+}
+
+bool EpilogueEmitter::wide_loadable(schedule::Broadcast broadcast) const {
+  return wide_rows() && broadcast != schedule::Broadcast::kColumn;
+}
+
+std::string EpilogueEmitter::wide_read(const std::string& name) {
+  return "wide_" + name + "[i & 7]";
+}
+
+void EpilogueEmitter::declare_wide(CodeStream& out, int stage, const std::vector<Store>& stores) const {
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+    if (wide_loadable(input.broadcast))
+      out.line("float wide_" + input.tensor.name() + "[8];  // eight columns of '" + input.tensor.name() +
+               "'");
+  }
+  for (std::size_t c : rereads(stage)) out.line("float wide_stash" + std::to_string(c) + "[8];");
+  for (const Store& st : stores) out.line("float " + wide_buffer(st.pending) + "[8];");
+}
+
+// At the group's first column: each input and each re-read carried tile, eight columns at once. Loads whose
+// value the stage does not use are left to the compiler to drop.
+void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior) const {
+  out.open("if ((i & 7) == 0)");
+  const std::string guard = interior ? "" : "inb";  // the row is below M: inb is gcol < N, for all eight
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+    if (!wide_loadable(input.broadcast)) continue;
+    const bool full = input.broadcast == schedule::Broadcast::kFull;
+    const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
+    load_group(out, "wide_" + input.tensor.name(), input.tensor.dtype(),
+               "&" + params_.at(input.tensor.get()) + "[" + index + "]", guard);
+  }
+  for (std::size_t c : rereads(stage)) {
+    const std::string name = std::to_string(c);
+    load_group(out, "wide_stash" + name, schedule::stash_dtype(schedule_),
+               "&stash[" + stash_index(name) + "]", guard);
+  }
+  out.close();
+}
+
+// Each element into the group's buffer; at the last, the eight leave as one word (two of f32).
+void EpilogueEmitter::wide_store(CodeStream& out, const Store& st) const {
+  const std::string buffer = wide_buffer(st.pending);
+  out.line(buffer + "[i & 7] = " + st.value + ";");
+  out.open("if ((i & 7) == 7 && inb)");
+  const std::string first = "&" + st.array + "[(size_t)grow * N + gcol - 7]";
+  if (st.dtype == te::DType::f32) {
+    out.line("*(float4*)(" + first + ") = make_float4(" + buffer + "[0], " + buffer + "[1], " + buffer +
+             "[2], " + buffer + "[3]);");
+    out.line("*(float4*)(" + first + " + 4) = make_float4(" + buffer + "[4], " + buffer + "[5], " + buffer +
+             "[6], " + buffer + "[7]);");
+  } else {
+    COMFUSE_CHECK(te::dtype_bytes(st.dtype) == 2, "a wide group is 16-bit or f32");
+    auto pair = [&](int first_column) {
+      return "(u32)" + store_value(st.dtype, buffer + "[" + std::to_string(first_column) + "]") +
+             " | ((u32)" + store_value(st.dtype, buffer + "[" + std::to_string(first_column + 1) + "]") +
+             " << 16)";
+    };
+    out.line("*(uint4*)(" + first + ") = make_uint4(" + pair(0) + ", " + pair(2) + ", " + pair(4) + ", " +
+             pair(6) + ");");
+  }
+  out.close();
+}
+
+}  // namespace comfuse::codegen
