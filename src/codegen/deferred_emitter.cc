@@ -12,8 +12,12 @@ namespace comfuse::codegen {
 
 namespace {
 
-// Where float `x` of a row partial of column tile `tile` and row `row` lives in the workspace.
-std::string part_at(int x, const std::string& tile, const std::string& row) {
+// Where float `x` of a row partial of column tile `tile` and row `row` lives in the workspace: at
+// [x][tile][row], or with `by_row` (schedule.wide_finish) at [row][x][tile], a row's partials of each float
+// side by side.
+std::string part_at(int x, const std::string& tile, const std::string& row, bool by_row) {
+  if (by_row)
+    return "parts[((size_t)" + row + " * XSLOTS + " + std::to_string(x) + ") * N_TILES + " + tile + "]";
   return "parts[((size_t)" + std::to_string(x) + " * N_TILES + " + tile + ") * M + " + row + "]";
 }
 
@@ -78,8 +82,8 @@ void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   out.open("if (grow < M)");
   for (const Slot& slot : slots) {
     for (const auto& [offset, part] : exchanged(slot)) {
-      out.line(part_at(slot.xslot + offset, "n0 / BN", "grow") + " = " + slot_name(slot.stage, slot.index) +
-               part + "[h];");
+      out.line(part_at(slot.xslot + offset, "n0 / BN", "grow", schedule_.wide_finish) + " = " +
+               slot_name(slot.stage, slot.index) + part + "[h];");
     }
   }
   out.close();
@@ -103,7 +107,8 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
       out.open("");
       merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
       out.open("for (int t = lane; t < N_TILES; t += 32)");
-      out.line(merged_combine(slot, [&](int offset) { return part_at(slot.xslot + offset, "t", "row"); }));
+      out.line(merged_combine(
+          slot, [&](int offset) { return part_at(slot.xslot + offset, "t", "row", schedule_.wide_finish); }));
       out.close();
       merged_store(out, slot);
       out.close();
@@ -125,7 +130,8 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
     }
     out.line("float v = " + identity(slot.node->op) + ";");
     out.open("for (int t = lane; t < N_TILES; t += 32)");
-    out.line("v = " + combine(slot.node->op, "v", part_at(slot.xslot, "t", "row")) + ";");
+    out.line("v = " + combine(slot.node->op, "v", part_at(slot.xslot, "t", "row", schedule_.wide_finish)) +
+             ";");
     out.close();
     out.line("#pragma unroll");
     out.open("for (int d = 16; d > 0; d /= 2)");
@@ -150,8 +156,8 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
              "][N_TILES];");
     out.line("float* const tile_factor = tile_factors[threadIdx.x / 32];");
     out.open("for (int t = lane; t < N_TILES; t += 32)");
-    out.line("tile_factor[t] = expf(" + part_at(slot.xslot + max_offset, "t", "row") + " - row_" +
-             plan_.rescaled[0].center.name() + "[0]);");
+    out.line("tile_factor[t] = expf(" + part_at(slot.xslot + max_offset, "t", "row", schedule_.wide_finish) +
+             " - row_" + plan_.rescaled[0].center.name() + "[0]);");
     out.close();
     out.line("__syncwarp();");
   }

@@ -538,7 +538,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("const int m0 = m_block * BM;");
     }
     if (s_.deferred()) {
-      out.line("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // [XSLOTS][N_TILES][M]");
+      out.line(std::string("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // ") +
+               (s_.wide_finish ? "[M][XSLOTS][N_TILES]" : "[XSLOTS][N_TILES][M]"));
     } else {
       epilogue.begin_stage(out, 0);
     }

@@ -2,7 +2,7 @@
 // row at a time, and every input read by column, every carried tile re-read from the stash and every output
 // moves as one 16-byte word of 16-bit values (two of f32) instead of a word of two columns. N is a multiple
 // of 8, so a group of eight lies wholly inside the row or wholly past its end, and its first column is
-// 16-byte aligned.
+// 16-byte aligned. (The same knob lays out the row partials side by side: part_at in deferred_emitter.cc.)
 #include <string>
 #include <vector>
 

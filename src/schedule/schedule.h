@@ -148,11 +148,14 @@ struct Schedule {
   // would round too coarsely before the exp. Whether the workload's tolerance allows it is for the reference
   // check to say. Written to JSON only when true.
   bool stash_terms = false;
-  // With a deferred reduction: the finish kernel's lanes take eight consecutive columns at a time, loaded and
-  // stored as 16 bytes of 16-bit values (32 of f32) instead of two columns as one word: a quarter of the
-  // load and store instructions, four times the bytes a load keeps in flight. (The finish kernel then loads
-  // nothing in pairs or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone.)
-  // Written to JSON only when true.
+  // With a deferred reduction, the finish kernel's reads and writes in whole lines: its lanes take eight
+  // consecutive columns at a time, loaded and stored as 16 bytes of 16-bit values (32 of f32) instead of two
+  // columns as one word (a quarter of the load and store instructions, four times the bytes a load keeps in
+  // flight); and the workspace holds a row's partials side by side, [M][floats][column tiles] instead of
+  // [floats][column tiles][M], so that a warp reads a row's partials of one float from consecutive words (the
+  // main kernel's writes of a tile's partials scatter instead). The finish kernel then loads nothing in pairs
+  // or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone. Written to JSON
+  // only when true.
   bool wide_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }

@@ -216,7 +216,7 @@ TEST(SearchSpace, StashTermsOnlyForDeferredOnlineSoftmaxes) {
   EXPECT_TRUE(canonical(plan_of("gemm_softmax", {{"M", 256}, {"K", 64}, {"N", 1024}}), s).stash_terms);
 }
 
-TEST(SearchSpace, AWideFinishOnlyForDeferredRowsOfWholeGroupsOfEight) {
+TEST(SearchSpace, TheFinishKernelsKnobsOnlyForDeferredRows) {
   schedule::Schedule s;
   s.reduction = schedule::ReductionPlacement::kDeferred;
   s.carried = schedule::ValueHome::kL2Stash;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -535,9 +536,9 @@ struct Outcome {
   double rel_error = 0;
 };
 
-// The test runs a workload at a time (from 8 cases to about 1900, fewest first; FusedKernelGpuCases prints
-// the counts), so that the whole list can be run in parts: ctest -L gpu -R <workload>, and COMFUSE_GPU_CASES
-// within one. Each compiles all its cases before it runs any.
+// The test runs a workload at a time (from 16 cases to about 2200, fewest first; FusedKernelGpuCases prints
+// the counts), so that the whole list can be run in parts: ctest -L gpu -R <workload>, COMFUSE_GPU_CASES and
+// COMFUSE_GPU_SHARD within one. Each compiles all its cases before it runs any.
 const std::vector<std::string> kWorkloads = {
     "gemm",           "gemm_bias_relu",      "masked_softmax_f16",  "swish_rowmax",
     "post_rmsnorm",   "gemm_layernorm_relu", "gemm_gelu_layernorm", "gemm_softmax",
@@ -574,11 +575,21 @@ TEST_P(FusedKernelGpuTest, EveryScheduleAndShapeMatchesTheReference) {
   };
   std::vector<Prepared> prepared;
   // COMFUSE_GPU_CASES=substring narrows the run to matching "workload/label" cases (for debugging one
-  // kernel).
+  // kernel); COMFUSE_GPU_SHARD=i/n to every n-th of those from the i-th (0 <= i < n), for runs in parts.
   const char* filter = std::getenv("COMFUSE_GPU_CASES");
+  int shard = 0, shards = 1;
+  if (const char* text = std::getenv("COMFUSE_GPU_SHARD")) {
+    char slash = 0;
+    std::istringstream in(text);
+    in >> shard >> slash >> shards;
+    ASSERT_TRUE(in && in.eof() && slash == '/' && shards > 0 && shard >= 0 && shard < shards)
+        << "COMFUSE_GPU_SHARD='" << text << "': expected i/n with 0 <= i < n";
+  }
   std::vector<Case> runnable;
+  std::size_t matching = 0;
   for (const Case& c : all) {
     if (filter != nullptr && (c.workload + "/" + c.label).find(filter) == std::string::npos) continue;
+    if (matching++ % static_cast<std::size_t>(shards) != static_cast<std::size_t>(shard)) continue;
     te::Program program = build(c);
     schedule::FusionPlan plan = schedule::plan_fusion(program);
     Schedule s = c.label.rfind("default", 0) == 0 ? schedule::default_schedule(plan) : c.schedule;
