@@ -460,6 +460,11 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   ExprBindings base;
   base.approximate_math = schedule_.approximate_math;
   base.reciprocal_division = schedule_.reciprocal_division;
+  if (schedule_.stash_terms && walk_ == Walk::kRow) {  // one division a row, not one an element
+    base.multiply_by_reciprocal = [this](const te::Expr& e) {
+      return schedule::divides_by_row_value(plan_, e);
+    };
+  }
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs)
     base.reads[input.tensor.get()] = load(input.tensor, input.broadcast, interior);
   for (const te::Tensor& t : tensors) {

@@ -108,6 +108,8 @@ class Emitter {
             if (bindings_.reciprocal_division && schedule::divides_by_constant(e)) {
               const double divisor = n->b.as<te::FloatImmNode>()->value;
               value = "(" + a + " * " + float_literal(1.0f / static_cast<float>(divisor)) + ")";
+            } else if (bindings_.multiply_by_reciprocal && bindings_.multiply_by_reciprocal(e)) {
+              value = "(" + a + " * (1.0f / " + b + "))";
             } else {
               value = "(" + a + " / " + b + ")";
             }

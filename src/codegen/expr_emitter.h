@@ -38,6 +38,10 @@ struct ExprBindings {
   /// An f32 division by a constant as a multiplication by the constant's reciprocal rounded to f32 (within
   /// an ulp of the quotient).
   bool reciprocal_division = false;
+  /// Divisions to emit as a multiplication by the divisor's reciprocal, `a * (1.0f / b)`, where this holds
+  /// for the division (with a divisor that does not change along the elements, the compiler computes the
+  /// reciprocal once).
+  std::function<bool(const te::Expr&)> multiply_by_reciprocal;
 };
 
 /// The C expression for `e`. Throws InternalError for a read, variable or reduction with no binding: the

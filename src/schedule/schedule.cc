@@ -275,6 +275,19 @@ bool divides_by_constant(const te::Expr& e) {
   return div->op == te::BinaryOp::kDiv && div->b.kind() == te::ExprKind::kFloatImm;
 }
 
+bool divides_by_row_value(const FusionPlan& plan, const te::Expr& e) {
+  if (e.kind() != te::ExprKind::kBinary || e.dtype() != te::DType::f32) return false;
+  const auto* div = e.as<te::BinaryNode>();
+  const auto reduces = [](const te::Expr& sub) { return sub.kind() == te::ExprKind::kReduce; };
+  if (div->op != te::BinaryOp::kDiv || te::any_subexpr(div->b, reduces)) return false;
+  std::vector<const te::ReadNode*> reads;
+  collect_reads(div->b, reads);
+  return !reads.empty() && std::all_of(reads.begin(), reads.end(), [&](const te::ReadNode* read) {
+    const te::Tensor t(read->tensor);
+    return !t.is_placeholder() && plan.role(t) == Role::kRowValue;
+  });
+}
+
 namespace {
 
 // Whether an element expression of the epilogue (a tile of any stage) has a subexpression that `matches`.

@@ -145,8 +145,10 @@ struct Schedule {
   // loop takes the maximum alone; a pass over the fragment sums and stores the terms); the finish kernel
   // scales them by exp(tile maximum - row maximum), one factor a column tile, instead of an exp an element.
   // Half the bytes of an f32 stash; the terms lie in (0, 1], so bf16's relative error holds where logits
-  // would round too coarsely before the exp. Whether the workload's tolerance allows it is for the reference
-  // check to say. Written to JSON only when true.
+  // would round too coarsely before the exp. The finish kernel also divides by row values (the softmax's
+  // sum) as a multiplication by the row's reciprocal, one division a row instead of one an element (within
+  // an ulp and a half of the quotient). Whether the workload's tolerance allows it is for the reference check
+  // to say. Written to JSON only when true.
   bool stash_terms = false;
   // With a deferred reduction, the finish kernel's reads and writes in whole lines: its lanes take eight
   // consecutive columns at a time, loaded and stored as 16 bytes of 16-bit values (32 of f32) instead of two
@@ -261,6 +263,10 @@ int cluster_ctas(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `e` itself is what reciprocal_division rewrites: an f32 division by a constant.
 bool divides_by_constant(const te::Expr& e);
+/// Whether `e` is an f32 division by a value of its row alone (a divisor that reads row values of `plan`
+/// and constants only, such as a softmax's sum): what stash_terms's finish kernel multiplies by the row's
+/// reciprocal instead.
+bool divides_by_row_value(const FusionPlan& plan, const te::Expr& e);
 /// Whether reciprocal_division changes the kernel of `plan`: an element expression of its epilogue divides
 /// an f32 value by a constant.
 bool reciprocal_division_applies(const FusionPlan& plan);

@@ -190,6 +190,9 @@ TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
   EXPECT_TRUE(contains(finish_kernel, " * (inb ? tile_factor[gcol / BN] : 0.0f));"));
   EXPECT_FALSE(contains(finish_kernel, "expf((v_capped"));
   EXPECT_TRUE(contains(finish_kernel_text(plain), "const float v_sm_exp = expf("));
+  // The finish kernel divides by the row's sum as a multiplication by its reciprocal (one division a row).
+  EXPECT_TRUE(contains(finish_kernel, "const float v_sm = (v_sm_exp * (1.0f / row_sm_sum[h]));"));
+  EXPECT_TRUE(contains(finish_kernel_text(plain), "const float v_sm = (v_sm_exp / row_sm_sum[h]);"));
   // A plain softmax's x is the anchor: already in the accumulator.
   const KernelSource softmax = emit_kernel(plan_of("gemm_softmax", 127, 72, 1000), s, kKey);
   EXPECT_FALSE(contains(softmax.source, "acc[i] = v_"));

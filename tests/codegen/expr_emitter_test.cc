@@ -151,6 +151,17 @@ TEST(ExprEmitter, ReciprocalDivisionOnlyByF32Constants) {
   EXPECT_EQ(s.c(s.i / 3), "(i / (3))");       // integer division
 }
 
+TEST(ExprEmitter, DivisionsTheCallerChoosesMultiplyByTheReciprocal) {
+  Scope s;
+  s.bindings.multiply_by_reciprocal = [&](const Expr& e) {
+    return e.as<te::BinaryNode>()->b.same_as(s.b);  // divisions by b
+  };
+  EXPECT_EQ(s.c(s.a / s.b), "(a * (1.0f / b))");
+  EXPECT_EQ(s.c(s.b / s.a), "(b / a)");
+  s.bindings.reciprocal_division = true;  // a constant divisor keeps its own form
+  EXPECT_EQ(s.c(s.a / 4.0), "(a * (0.25f))");
+}
+
 TEST(ExprEmitter, ScaledViewsOfPositiveConstants) {
   Scope s;
   const Expr eighth = te::constant(DType::f32, 0.125);

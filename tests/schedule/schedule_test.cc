@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "support/error.h"
+#include "te/expr_inl.h"
 #include "te/workloads.h"
 
 namespace comfuse::schedule {
@@ -179,6 +180,32 @@ TEST(Schedule, LegalCornerCases) {
   TargetLimits limits;
   limits.max_cluster_size = 16;
   EXPECT_NO_THROW(check_legal(ln, s, limits));
+}
+
+TEST(Schedule, DivisionsByARowValue) {
+  // softmax: sm = sm_exp / sm_sum(i); softcap: also scaled / 30 (a constant); post-LN divides by none.
+  const FusionPlan softcap = plan_of("gemm_softcap_softmax", 256, 128, 512);
+  int by_row = 0, by_constant = 0;
+  for (const Stage& stage : softcap.stages) {
+    for (const te::Tensor& t : stage.tiles) {
+      if (!t->body.defined()) continue;
+      te::any_subexpr(t->body, [&](const te::Expr& e) {
+        by_row += divides_by_row_value(softcap, e) ? 1 : 0;
+        by_constant += divides_by_constant(e) ? 1 : 0;
+        return false;
+      });
+    }
+  }
+  EXPECT_EQ(by_row, 1);
+  EXPECT_EQ(by_constant, 1);
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  const auto divides = [&](const te::Expr& e) { return divides_by_row_value(ln, e); };
+  for (const Stage& stage : ln.stages) {
+    for (const te::Tensor& t : stage.tiles) {
+      if (!t->body.defined()) continue;
+      EXPECT_FALSE(te::any_subexpr(t->body, divides)) << t.name();
+    }
+  }
 }
 
 TEST(Schedule, SharedMemoryBytes) {
