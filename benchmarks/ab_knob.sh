@@ -6,6 +6,7 @@
 # Usage: benchmarks/ab_knob.sh OUTDIR KNOB ROW[,ROW...] [GPU_TEST_SECONDS] [LOG]
 #   ROW: a suite row's instance name (gemm_softmax_M4096_K1024_N8192); GPU_TEST_SECONDS: 0 skips the GPU test
 #   (default 240); LOG: the tuning log whose winners are the A/B's bases (default tuning_logs/h200.jsonl).
+# COMFUSE_GPU_SHARD=i/n in the environment checks every n-th variant only, for runs in parts over several calls.
 # Writes OUTDIR/gpu-tests-KNOB.log, OUTDIR/ab/ (tune_suite's log and summary), OUTDIR/ab.txt and
 # OUTDIR/ab-table.txt. Exits non-zero when a checked kernel failed or the A/B could not run.
 set -euo pipefail
