@@ -468,15 +468,15 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.close();
     out.line("wgmma_commit();");
     out.line("wgmma_wait<1>();");
-    out.line(s_.multicast_b
-                 ? "if (kb > 0 && (threadIdx.x & 127) == 0) release_stage(&empty[(it - 1) % STAGES], "
-                   "cta_rank ^ 1);"
-                 : "if (kb > 0 && (threadIdx.x & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);");
+    // A stage's release: in this CTA, or with multicast_b in both.
+    const auto release = [&](const std::string& stage) {
+      return s_.multicast_b ? "release_stage(" + stage + ", cta_rank ^ 1);" : "mbar_arrive(" + stage + ");";
+    };
+    out.line("if (kb > 0 && (threadIdx.x & 127) == 0) " + release("&empty[(it - 1) % STAGES]"));
     out.close();
     out.line("wgmma_wait<0>();");
-    const std::string last_stage = "&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]";
-    out.line(s_.multicast_b ? "if ((threadIdx.x & 127) == 0) release_stage(" + last_stage + ", cta_rank ^ 1);"
-                            : "if ((threadIdx.x & 127) == 0) mbar_arrive(" + last_stage + ");");
+    out.line("if ((threadIdx.x & 127) == 0) " +
+             release("&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]"));
     if (warpgroups_own_rows()) {
       out.line("if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);");
     } else if (ping_pong) {

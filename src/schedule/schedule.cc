@@ -180,10 +180,6 @@ bool wide_finish_applies(const FusionPlan& plan, const Schedule& s) {
   return true;
 }
 
-bool stash_terms_applies(const FusionPlan& plan, const Schedule& s) {
-  return stash_terms_fit(plan, s) && terms_stashable(plan);
-}
-
 bool batched_reads_apply(const FusionPlan& plan, const Schedule& s) {
   return plan.has_reductions() && !plan.carried_tiles.empty() && s.carried != ValueHome::kRegisters;
 }

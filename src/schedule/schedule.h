@@ -221,11 +221,9 @@ te::DType stash_dtype(const Schedule& s);
 /// sum and no centered sum, the sum's x a read of the one carried tile, which no later tile but the sum's
 /// terms reads.
 bool terms_stashable(const FusionPlan& plan);
-/// Whether stash_terms can change the kernel of `plan` (as terms_stashable) under `s`: online_softmax with
-/// a deferred reduction, no TMA store of the stash, and the finish kernel's table of column-tile factors
-/// within kFinishScaleBytes.
-bool stash_terms_applies(const FusionPlan& plan, const Schedule& s);
-/// The part of stash_terms_applies that depends on the schedule alone (and N).
+/// Whether stash_terms can change the kernel of `plan` under `s` where terms_stashable holds: online_softmax
+/// with a deferred reduction, no TMA store of the stash, and the finish kernel's table of column-tile
+/// factors within kFinishScaleBytes.
 bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
 
 /// Whether wide_finish can change the kernel of `plan` under `s`: a deferred reduction, N a multiple of 8

@@ -17,6 +17,7 @@ using schedule::ReductionPlacement;
 using schedule::Schedule;
 using schedule::ValueHome;
 using source_text::contains;
+using test_programs::deferred_ping_pong;
 using test_programs::kKey;
 using test_programs::plan_of;
 
@@ -37,17 +38,6 @@ std::string main_kernel_text(const KernelSource& k) {
 
 std::string finish_kernel_text(const KernelSource& k) {
   return k.source.substr(k.source.find(kFinishMarker));
-}
-
-// Ping-pong 64 x 128 tiles deferring their reduction, carried tiles in the L2 stash.
-Schedule deferred_ping_pong() {
-  Schedule s;
-  s.bm = 64;
-  s.bn = 128;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.carried = ValueHome::kL2Stash;
-  s.reduction = ReductionPlacement::kDeferred;
-  return s;
 }
 
 TEST(DeferredEmitter, TheFinishKernelCombinesTheRowsInASecondKernel) {

@@ -10,22 +10,15 @@ namespace comfuse::codegen {
 namespace {
 
 using schedule::FusionPlan;
-using schedule::ReductionPlacement;
 using schedule::Schedule;
 using schedule::ValueHome;
-using schedule::WarpRoles;
 using source_text::contains;
 using source_text::count;
 using test_programs::kKey;
 using test_programs::plan_of;
 
 Schedule deferred_online() {
-  Schedule s;
-  s.bm = 64;
-  s.bn = 128;
-  s.warp_roles = WarpRoles::kPingPong;
-  s.carried = ValueHome::kL2Stash;
-  s.reduction = ReductionPlacement::kDeferred;
+  Schedule s = test_programs::deferred_ping_pong();
   s.online_softmax = true;
   return s;
 }

@@ -231,13 +231,8 @@ TEST(KernelCompile, Softmaxes) {
 
 // Ping-pong 64 x 128 tiles, a softmax kept online and deferred, its f32 stash re-read in deep pairs.
 Schedule deferred_online_softmax() {
-  Schedule s = make_schedule(Knobs{.bm = 64,
-                                   .bn = 128,
-                                   .roles = WarpRoles::kPingPong,
-                                   .carried = ValueHome::kL2Stash,
-                                   .vector_loads = true});
-  s.reduction = ReductionPlacement::kDeferred;
-  s.online_softmax = s.batched_reads = s.deep_reads = true;
+  Schedule s = test_programs::deferred_ping_pong();
+  s.vector_loads = s.online_softmax = s.batched_reads = s.deep_reads = true;
   return s;
 }
 

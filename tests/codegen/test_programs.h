@@ -7,6 +7,7 @@
 #include <string>
 
 #include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
 #include "te/ops.h"
 #include "te/workloads.h"
 
@@ -21,6 +22,17 @@ inline te::Program workload(const std::string& name, std::int64_t m, std::int64_
 
 inline schedule::FusionPlan plan_of(const std::string& name, std::int64_t m, std::int64_t k, std::int64_t n) {
   return schedule::plan_fusion(workload(name, m, k, n));
+}
+
+/// Ping-pong 64 x 128 tiles deferring their reduction to a finish kernel, carried tiles in the L2 stash.
+inline schedule::Schedule deferred_ping_pong() {
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 128;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  return s;
 }
 
 /// GEMM, then x * sigmoid(x), then each row divided by its largest |x|.

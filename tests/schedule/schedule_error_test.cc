@@ -31,6 +31,14 @@ std::string legality_error(const FusionPlan& plan, const std::function<void(Sche
   return error_of([&] { check_legal(plan, s, limits); });
 }
 
+// A layer norm deferred to a finish kernel: two stages (the mean and variance in one pass, then the
+// normalised row), the carried tile in the L2 stash.
+void defer_layer_norm(Schedule& s) {
+  s.reduction = ReductionPlacement::kDeferred;
+  s.carried = ValueHome::kL2Stash;
+  s.one_pass_variance = true;
+}
+
 struct Plans {
   FusionPlan gemm = plan_of("gemm", 256, 128, 512);
   FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
@@ -166,11 +174,7 @@ TEST(ScheduleErrors, ReductionPlacement) {
 
 TEST(ScheduleErrors, DeferredReduction) {
   const Plans p;
-  auto deferred = [](Schedule& s) {
-    s.reduction = ReductionPlacement::kDeferred;
-    s.carried = ValueHome::kL2Stash;
-    s.one_pass_variance = true;  // two stages: the mean and variance, then the normalised row
-  };
+  const auto deferred = defer_layer_norm;
   EXPECT_EQ(legality_error(p.ln, deferred), "(no error)");
   EXPECT_EQ(legality_error(p.ln,
                            [&](Schedule& s) {
@@ -228,11 +232,7 @@ TEST(ScheduleErrors, ApproximateMath) {
 
 TEST(ScheduleErrors, FinishRowSplit) {
   const Plans p;  // N = 512: a quarter of the 2048 columns four warps a row need
-  auto deferred = [](Schedule& s) {
-    s.reduction = ReductionPlacement::kDeferred;
-    s.carried = ValueHome::kL2Stash;
-    s.one_pass_variance = true;
-  };
+  const auto deferred = defer_layer_norm;
   EXPECT_EQ(legality_error(p.ln,
                            [&](Schedule& s) {
                              deferred(s);
@@ -267,9 +267,7 @@ TEST(ScheduleErrors, MulticastB) {
   Schedule s;
   s.multicast_b = true;
   EXPECT_NO_THROW(schedule::check_legal(p.gemm, s));
-  s.reduction = ReductionPlacement::kDeferred;
-  s.carried = ValueHome::kL2Stash;
-  s.one_pass_variance = true;
+  defer_layer_norm(s);
   EXPECT_NO_THROW(schedule::check_legal(p.ln, s));
   TargetLimits no_clusters;
   no_clusters.max_cluster_size = 1;
@@ -344,9 +342,8 @@ TEST(ScheduleErrors, StashTerms) {
 
 TEST(ScheduleErrors, WideFinish) {
   auto deferred = [](Schedule& s) {
-    s.reduction = ReductionPlacement::kDeferred;
-    s.carried = ValueHome::kL2Stash;
-    s.one_pass_variance = s.wide_finish = true;
+    defer_layer_norm(s);
+    s.wide_finish = true;
   };
   EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
   EXPECT_EQ(

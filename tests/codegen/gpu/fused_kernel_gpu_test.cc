@@ -479,12 +479,8 @@ std::vector<Case> cases() {
   for (const te::Shape& shape :
        {te::Shape{{"M", 256}, {"K", 256}, {"N", 512}}, te::Shape{{"M", 77}, {"K", 40}, {"N", 1000}}}) {
     const std::string size = "M" + std::to_string(shape.at("M")) + "_N" + std::to_string(shape.at("N"));
-    Schedule narrow;
-    narrow.bm = 64;
+    Schedule narrow = test_programs::deferred_ping_pong();
     narrow.bn = 64;
-    narrow.warp_roles = WarpRoles::kPingPong;
-    narrow.carried = ValueHome::kL2Stash;
-    narrow.reduction = ReductionPlacement::kDeferred;
     narrow.online_softmax = true;
     result.push_back({"masked_softmax_f16", shape, narrow, "deferred_online_pingpong_bn64/" + size});
     Schedule wide = narrow;
