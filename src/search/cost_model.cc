@@ -14,6 +14,11 @@ namespace {
 using schedule::ValueHome;
 using schedule::WarpRoles;
 
+// The tensor cores' utilisation when one warpgroup issues all wgmma: idle between its instructions.
+constexpr double kSingleIssueEfficiency = 0.65;
+// The rate of the passes after an in-kernel reduction's barrier, against that of a streaming epilogue.
+constexpr double kLatePassEfficiency = 0.5;
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
@@ -58,6 +63,23 @@ double op_weight(const te::Expr& e, ElementMath math) {
   }
   te::for_each_child(e, [&](const te::Expr& child) { weight += op_weight(child, math); });
   return weight;
+}
+
+// The stage of each epilogue input's first reader (plan.stages.size() for an input nothing reads), in the
+// order of plan.epilogue_inputs.
+std::vector<int> first_read_stages(const schedule::FusionPlan& plan) {
+  std::vector<int> stages(plan.epilogue_inputs.size(), static_cast<int>(plan.stages.size()));
+  if (std::none_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                   [](const auto& input) { return input.broadcast == schedule::Broadcast::kFull; }))
+    return stages;  // only inputs read element by element are asked about
+  for (const te::Tensor& t : plan.program.tensors()) {
+    for (const te::Tensor& read : te::Program::reads_of(t)) {
+      for (std::size_t i = 0; i < stages.size(); ++i) {
+        if (read.same_as(plan.epilogue_inputs[i].tensor)) stages[i] = std::min(stages[i], plan.stage(t));
+      }
+    }
+  }
+  return stages;
 }
 
 // CTAs of `cluster` the GPU runs at once: clusters must fit in one GPC, which strands SMs for large ones. On
@@ -116,7 +138,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // the fixed cost of each wgmma; shallow pipelines expose TMA latency.
   const double sm_flops_per_us = machine.tensor_tflops * 1e6 / machine.sms;
   const int warpgroups_feeding = ping_pong ? 2 : s.bm / 64;
-  const double issue_efficiency = warpgroups_feeding >= 2 ? 1.0 : 0.65;
+  const double issue_efficiency = warpgroups_feeding >= 2 ? 1.0 : kSingleIssueEfficiency;
   const double width_efficiency = s.bn / (s.bn + 24.0);
   const double depth_efficiency = s.stages >= 4 ? 1.0 : (s.stages == 3 ? 0.93 : 0.8);
   const double tile_flops = 2.0 * s.bm * s.bn * static_cast<double>(a.k);
@@ -128,74 +150,115 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double b_rows = s.multicast_b ? s.bn / 2.0 : s.bn;
   const double tile_feed_us = (s.bm + b_rows) * 2.0 * static_cast<double>(a.k) / l2_per_sm_bytes_per_us;
   const double tile_main_us = std::max(tile_mma_us, tile_feed_us);
+  // A ping-pong warpgroup with no partner to alternate with (a row block alone, below) issues all wgmma
+  // itself.
+  const double lone_tile_main_us = std::max(tile_mma_us / kSingleIssueEfficiency, tile_feed_us);
 
-  // Epilogue of one tile: arithmetic per element, plus its share of the epilogue's memory traffic.
-  double ops_per_element = 0, reductions = 0;
+  // Epilogue of one tile, split at the first reduction barrier: the work of stage 0 (on the accumulator, as
+  // each tile's mainloop ends) and that of the later stages (after whole rows have combined; with a deferred
+  // reduction, in the finish kernel). Each is arithmetic per element plus its share of the memory traffic.
+  const ElementMath math{s.approximate_math, s.reciprocal_division};
+  double early_ops = 0, late_ops = 0, reductions = 0;
   for (const te::Tensor& t : plan.program.tensors()) {
     if (!t->body.defined() || t.same_as(a.tensor)) continue;
     const schedule::Role role = plan.role(t);
-    if (role == schedule::Role::kTile)
-      ops_per_element += op_weight(t->body, {s.approximate_math, s.reciprocal_division});
+    double ops = 0;
+    if (role == schedule::Role::kTile) ops = op_weight(t->body, math);
     if (role == schedule::Role::kRowValue && t->body.kind() == te::ExprKind::kReduce) {
-      ops_per_element += op_weight(t->body, {}) + 1;
+      ops = op_weight(t->body, {}) + 1;
       reductions += 1;
     }
+    (plan.stage(t) == 0 ? early_ops : late_ops) += ops;
   }
   const double elements = static_cast<double>(s.bm) * s.bn;
-  const double arithmetic_us = elements * ops_per_element / (machine.fp32_gops_per_sm * 1e3);
-  double bytes_per_element = 0;
-  for (const auto& input : plan.epilogue_inputs) {
-    if (input.broadcast == schedule::Broadcast::kFull)
-      bytes_per_element += te::dtype_bytes(input.tensor.dtype());
+  const double element_us = elements / (machine.fp32_gops_per_sm * 1e3);  // per operation an element
+  // Bytes an element: inputs read element by element, by the stage of their first reader; outputs by the
+  // stage computing them.
+  double early_bytes = 0, late_input_bytes = 0, early_output_bytes = 0, late_output_bytes = 0;
+  const std::vector<int> read_stage = first_read_stages(plan);
+  for (std::size_t i = 0; i < plan.epilogue_inputs.size(); ++i) {
+    const schedule::EpilogueInput& input = plan.epilogue_inputs[i];
+    if (input.broadcast != schedule::Broadcast::kFull) continue;
+    (read_stage[i] == 0 ? early_bytes : late_input_bytes) += te::dtype_bytes(input.tensor.dtype());
   }
+  for (const te::Tensor& out : plan.program.outputs())
+    (plan.stage(out) == 0 ? early_output_bytes : late_output_bytes) += te::dtype_bytes(out.dtype());
+  const double compulsory_per_element =
+      early_bytes + late_input_bytes + early_output_bytes + late_output_bytes;
   // Outputs stored with TMA leave asynchronously from shared memory in whole lines: most of their time hides
   // under the next tile's mainloop.
-  double output_bytes = 0;
-  for (const te::Tensor& out : plan.program.outputs()) output_bytes += te::dtype_bytes(out.dtype());
-  const double compulsory_per_element = bytes_per_element + output_bytes;
-  bytes_per_element += (s.tma_store ? 0.3 : 1.0) * output_bytes;
-  const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
+  const double store_weight = s.tma_store ? 0.3 : 1.0;
+  early_bytes += store_weight * early_output_bytes;
+  double late_bytes = late_input_bytes + store_weight * late_output_bytes;
   // Each carried tile is written once and read once per later stage that needs it, as f32 or bf16.
   // Loaded two columns at a time (vector_loads), re-reads and inputs cost fewer transactions.
+  const bool stashing = s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty();
   const double load_weight = s.vector_loads ? 0.7 : 1.0;
   const double stashed = te::dtype_bytes(schedule::stash_dtype(s));
-  double stash_bytes = 0, finish_us = 0;
+  const auto carried = static_cast<double>(plan.carried_tiles.size());
+  const auto later_stages = static_cast<double>(plan.stages.size() - 1);
+  double finish_us = 0;
   if (deferred) {
     // The main kernel only writes the stash (in whole lines through TMA with tma_store); the finish kernel
-    // streams it back and writes the outputs (whole rows, coalesced: at the DRAM rate), after a launch of its
-    // own.
-    stash_bytes = stashed * plan.carried_tiles.size() * (s.tma_store ? 0.5 : 1.0);
+    // streams it back with the later stages' inputs and writes the outputs (whole rows, coalesced: at the
+    // DRAM rate), after a launch of its own.
+    early_bytes += stashed * carried * (s.tma_store ? 0.5 : 1.0);
     const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
-                              (stashed * plan.carried_tiles.size() + output_bytes);
+                              (stashed * carried + late_input_bytes + late_output_bytes);
     // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
     // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).
     const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);
     const double resident_warps = machine.sms * 6.0 * (schedule::kFinishThreads / 32);
     const double fill = std::clamp(warps / resident_warps, 0.3, 1.0);
     finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3 * fill);
-    bytes_per_element -= output_bytes;
+    late_ops = 0;  // the finish kernel's arithmetic hides under its traffic
+    late_bytes = 0;
   } else if (stashing) {
-    stash_bytes = (stashed + stashed * load_weight) * plan.carried_tiles.size() * (plan.stages.size() - 1);
+    early_bytes += stashed * carried * later_stages;
+    late_bytes += stashed * load_weight * carried * later_stages;
   }
   // Epilogue traffic shares the DRAM/L2 bandwidth with the mainloop: charge it at the SM's DRAM share.
   const double dram_per_sm_bytes_per_us = machine.dram_gbps * 1e3 / machine.sms;
-  const double traffic_us = elements * (bytes_per_element + stash_bytes) / dram_per_sm_bytes_per_us;
+  const double byte_us = elements / dram_per_sm_bytes_per_us;  // per byte an element
+  const double early_us = early_ops * element_us + early_bytes * byte_us;
+  // The later stages of an in-kernel reduction run as a pass after a barrier: each thread walks the values
+  // it carried, loads few of them at a time and waits on each, at half the rate of the streaming model
+  // (fitted to the shipped log's measurements: see benchmarks/NOTES.md, the cost model's late passes).
+  const double late_us =
+      (late_ops * element_us + late_bytes * byte_us) / (in_kernel ? kLatePassEfficiency : 1.0);
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.
   const double exchange_us =
       in_kernel ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1)) : 0.0;
-  const double tile_epilogue_us = arithmetic_us + traffic_us;
 
-  // Per CTA: ping-pong hides one warpgroup's epilogue under the other's mainloop; cooperative warpgroups
-  // run them in turn. Rows in registers finish after the last tile; a stash adds its re-read passes.
+  // Per CTA. Without row reductions in the kernel, ping-pong hides one warpgroup's epilogue under the other's
+  // mainloop and cooperative warpgroups run them in turn. With them, the later stages wait for whole rows:
+  // ping-pong warpgroups that split a row block's column tiles overlap only their stage-0 epilogues, then
+  // both run the later stages with nothing under them; on the persistent grid, warpgroups that take
+  // alternate row blocks overlap a row block's mainloops with the other's whole epilogue, and an odd row
+  // block out runs alone (one warpgroup issuing wgmma).
   double cta_us = 0;
-  if (ping_pong) {
-    const double per_pair = std::max(2 * tile_main_us, tile_main_us + tile_epilogue_us);
+  const double tile_us = tile_main_us + early_us + late_us;
+  if (in_kernel) {
+    const auto tiles = static_cast<double>(tiles_per_cta / row_blocks_per_cta);  // a row block's
+    const auto blocks = static_cast<double>(row_blocks_per_cta);
+    if (!ping_pong) {
+      cta_us = blocks * (tiles * tile_us + exchange_us);
+    } else if (s.alternate_row_blocks()) {
+      const double block_us = tiles * tile_us + exchange_us;
+      const double pairs = std::floor(blocks / 2), alone = blocks - 2 * pairs;
+      cta_us = pairs * std::max(2 * tiles * tile_main_us, block_us) +
+               alone * (block_us + tiles * (lone_tile_main_us - tile_main_us));
+    } else {
+      const double pair_us = std::max(2 * tile_main_us, tile_main_us + early_us);
+      cta_us = blocks * (std::ceil(tiles / 2) * pair_us + exchange_us + tiles * late_us);
+    }
+  } else if (ping_pong) {
+    const double per_pair = std::max(2 * tile_main_us, tile_us);
     cta_us = static_cast<double>(ceil_div(tiles_per_cta, 2)) * per_pair;
   } else {
-    cta_us = static_cast<double>(tiles_per_cta) * (tile_main_us + tile_epilogue_us);
+    cta_us = static_cast<double>(tiles_per_cta) * tile_us;
   }
-  cta_us += exchange_us * static_cast<double>(in_kernel ? row_blocks_per_cta : 0);
   cta_us += machine.cta_start_us;  // once per CTA: per wave without a persistent grid, once with it
 
   CostEstimate estimate;

@@ -37,8 +37,9 @@ struct CostEstimate {
 /// Estimates the kernel's time: per CTA, the tensor-core time of its tiles (wgmma efficiency by tile
 /// shape and consumer warpgroups, operand feed from L2, pipeline depth), plus the epilogue (f32 arithmetic
 /// per element, epilogue input/output and stash traffic, reduction exchanges) — overlapped with the next
-/// tile's mainloop under ping-pong warp roles, serial otherwise — times the waves of CTAs; at least the
-/// compulsory device-memory time.
+/// tile's mainloop under ping-pong warp roles, serial otherwise; with row reductions in the kernel, the
+/// stages after the first barrier wait for whole rows and overlap nothing of their row block — times the
+/// waves of CTAs, plus a deferred reduction's finish kernel; at least the compulsory device-memory time.
 CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                       const MachineModel& machine = {});
 

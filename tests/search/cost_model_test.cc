@@ -107,6 +107,48 @@ TEST(CostModel, FewCtasLeaveSmsIdle) {
   EXPECT_LT(estimate(plan, cluster).total_us * 3, estimate(plan, alone).total_us);
 }
 
+// Softmax over rows of 8192 columns, combined across a cluster of two in the kernel: a stash of f32 x,
+// ping-pong warpgroups of 64 rows and 256 columns.
+schedule::Schedule in_kernel_ping_pong() {
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.cluster_n = 2;
+  s.reduction = schedule::ReductionPlacement::kCluster;
+  s.carried = schedule::ValueHome::kL2Stash;
+  return s;
+}
+
+TEST(CostModel, PassesAfterAnInKernelBarrierDoNotHideUnderTheMainloop) {
+  // At K = 4096 the mainloop is longer than any tile's epilogue, but the passes over the stash after the
+  // row maximum and the row sum wait for whole rows: nothing runs under them. At least the stash's re-reads
+  // (f32, once after each barrier) at the device's full DRAM rate come on top of the plain GEMM on the same
+  // tiles.
+  const te::Shape shape = {{"M", 4096}, {"K", 4096}, {"N", 8192}};
+  const schedule::Schedule s = in_kernel_ping_pong();
+  schedule::Schedule plain = s;
+  plain.cluster_n = 1;
+  plain.reduction = schedule::ReductionPlacement::kCta;
+  plain.carried = schedule::ValueHome::kRegisters;
+  const double softmax = estimate(plan_of("gemm_softmax", shape), s).total_us;
+  const double gemm = estimate(plan_of("gemm", shape), plain).total_us;
+  const double rereads_us = 2 * 4096.0 * 8192 * 4 / (MachineModel{}.dram_gbps * 1e3);
+  EXPECT_GT(softmax, gemm + rereads_us);
+}
+
+TEST(CostModel, APersistentPingPongCtaWithOneRowBlockRunsItAlone) {
+  // On the persistent grid, ping-pong warpgroups take alternate row blocks. At M = 4096 (64 row blocks, 64
+  // clusters of two) each CTA has one: a single warpgroup runs every mainloop and epilogue in turn, the
+  // tensor cores idle under its epilogues. At M = 8192 the two alternate, so twice the rows take far less
+  // than twice the time.
+  schedule::Schedule s = in_kernel_ping_pong();
+  s.persistent = true;
+  const double one = estimate(plan_of("gemm_softmax", {{"M", 4096}, {"K", 4096}, {"N", 8192}}), s).total_us;
+  const double two = estimate(plan_of("gemm_softmax", {{"M", 8192}, {"K", 4096}, {"N", 8192}}), s).total_us;
+  EXPECT_LT(two, 1.5 * one);
+}
+
 TEST(CostModel, CalibrationCarriesAKnobsEffectToSchedulesNotMeasured) {
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
   CalibratedModel model(plan, MachineModel{});

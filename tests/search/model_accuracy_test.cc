@@ -1,0 +1,126 @@
+// The analytic cost model against the H200's measurements in the shipped log (every ok record of a workload
+// that reduces rows): before any calibration it must order each workload's measured schedules better than
+// chance, and err alike whether a schedule combines its rows in the kernel or in a finish kernel, so that a
+// tuning's first batch does not spend itself on one placement.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "search/cost_model.h"
+#include "search/search_space.h"
+#include "search/tuning_log.h"
+
+namespace comfuse::search {
+namespace {
+
+const std::string kShippedLog = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
+
+std::vector<double> ranks(const std::vector<double>& values) {
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::vector<double> rank(values.size());
+  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<double>(r);
+  return rank;
+}
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const double n = static_cast<double>(x.size());
+  double d2 = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
+  return 1 - 6 * d2 / (n * (n * n - 1));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One reducing workload's measured schedules with the raw model's estimate of each.
+struct Row {
+  schedule::FusionPlan plan;
+  std::vector<double> estimated, measured;
+  std::vector<double> deferred_ratios, in_kernel_ratios;  // measured / estimated
+  std::string label() const {
+    std::ostringstream out;
+    out << "M" << plan.anchor.m << " K" << plan.anchor.k << " N" << plan.anchor.n << " ("
+        << plan.program.tensors().size() << " tensors)";
+    return out.str();
+  }
+};
+
+std::vector<Row> reducing_rows() {
+  const LoadResult loaded = TuningLog::load(kShippedLog, true);
+  std::map<std::string, std::size_t> by_key;
+  std::vector<Row> rows;
+  for (const TuningRecord& r : loaded.records) {
+    if (r.b2b || r.status != RecordStatus::kOk) continue;
+    auto [it, fresh] = by_key.try_emplace(r.workload.key, rows.size());
+    if (fresh) rows.push_back({schedule::plan_fusion(r.workload.program), {}, {}, {}, {}});
+    Row& row = rows[it->second];
+    if (!row.plan.has_reductions()) continue;
+    const double estimated = estimate(row.plan, r.schedule).total_us;
+    row.estimated.push_back(estimated);
+    row.measured.push_back(*r.median_us);
+    (r.schedule.deferred() ? row.deferred_ratios : row.in_kernel_ratios).push_back(*r.median_us / estimated);
+  }
+  std::erase_if(rows, [](const Row& row) { return row.measured.empty(); });
+  return rows;
+}
+
+TEST(ModelAccuracy, OrdersEachReducingWorkloadsMeasurementsBetterThanChance) {
+  const std::vector<Row> rows = reducing_rows();
+  ASSERT_GE(rows.size(), 10u);  // the suite's post-norm and softmax rows
+  for (const Row& row : rows) {
+    ASSERT_GE(row.measured.size(), 50u) << row.label();
+    const double rho = spearman(row.estimated, row.measured);
+    std::cout << row.label() << ": rank correlation " << rho << " over " << row.measured.size() << "\n";
+    EXPECT_GE(rho, 0.4) << row.label();
+  }
+}
+
+TEST(ModelAccuracy, ErrsAlikeForReductionsInTheKernelAndDeferred) {
+  for (const Row& row : reducing_rows()) {
+    if (row.deferred_ratios.size() < 10 || row.in_kernel_ratios.size() < 10) continue;
+    const double deferred = median(row.deferred_ratios), in_kernel = median(row.in_kernel_ratios);
+    std::cout << row.label() << ": measured / estimated, median, deferred " << deferred << ", in the kernel "
+              << in_kernel << "\n";
+    EXPECT_LT(std::max(deferred, in_kernel) / std::min(deferred, in_kernel), 1.45) << row.label();
+  }
+}
+
+// A report, not a check (46 s on two cores): where the raw model ranks each reducing workload's fastest
+// record among all its legal schedules. COMFUSE_PRINT_MODEL_RANKS=1 runs it.
+TEST(ModelAccuracy, PrintWhereTheModelRanksTheFastestRecords) {
+  if (std::getenv("COMFUSE_PRINT_MODEL_RANKS") == nullptr)
+    GTEST_SKIP() << "a report: COMFUSE_PRINT_MODEL_RANKS=1";
+  const LoadResult loaded = TuningLog::load(kShippedLog, true);
+  std::map<std::string, const TuningRecord*> fastest;
+  for (const TuningRecord& r : loaded.records) {
+    if (r.b2b || r.status != RecordStatus::kOk) continue;
+    const TuningRecord*& f = fastest[r.workload.key];
+    if (f == nullptr || *r.median_us < *f->median_us) f = &r;
+  }
+  for (const auto& [key, record] : fastest) {
+    const schedule::FusionPlan plan = schedule::plan_fusion(record->workload.program);
+    if (!plan.has_reductions()) continue;
+    const double mine = estimate(plan, record->schedule).total_us;
+    const std::vector<schedule::Schedule> space = schedule_space(plan);
+    const auto ahead = std::count_if(space.begin(), space.end(), [&](const schedule::Schedule& s) {
+      return estimate(plan, s).total_us < mine;
+    });
+    std::cout << "M" << plan.anchor.m << " K" << plan.anchor.k << " N" << plan.anchor.n << " ("
+              << plan.program.tensors().size() << " tensors, " << record->median_us.value() << " us): rank "
+              << ahead << " of " << space.size() << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace comfuse::search
