@@ -6,6 +6,7 @@
 #include <set>
 
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace comfuse::search {
 namespace {
@@ -73,25 +74,41 @@ struct PlanKnobs {
 
 Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs, Schedule s);
 
-// The canonical forms of `raw`, unique (in field order: the JSON texts are made only once, by finish).
+// The canonical forms of `raw`, unique (in field order: the JSON texts are made only once, by finish). Put in
+// canonical form on every core: each walks effective plans, and spaces run to 10^6 raw schedules.
 std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
                                        const std::vector<Schedule>& raw) {
-  std::set<Schedule> unique;
-  for (const Schedule& s : raw) unique.insert(canonical_form(plan, knobs, s));
-  return {unique.begin(), unique.end()};
+  std::vector<Schedule> forms(raw.size());
+  support::parallel_for(static_cast<std::int64_t>(raw.size()), support::resolve_threads(0),
+                        [&](std::int64_t begin, std::int64_t end) {
+                          for (std::int64_t i = begin; i < end; ++i)
+                            forms[static_cast<std::size_t>(i)] =
+                                canonical_form(plan, knobs, raw[static_cast<std::size_t>(i)]);
+                        });
+  std::sort(forms.begin(), forms.end());
+  forms.erase(std::unique(forms.begin(), forms.end()), forms.end());
+  return forms;
 }
 
-// Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts).
+// Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts). The
+// legality checks and the texts are made on every core; the result does not depend on how many.
 std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
                              const std::vector<Schedule>& raw, const schedule::TargetLimits& limits) {
-  std::vector<std::pair<std::string, Schedule>> keyed;
-  for (const Schedule& s : unique_canonical(plan, knobs, raw)) {
-    if (legal(plan, s, limits)) keyed.emplace_back(schedule::to_json(s).dump(), s);
-  }
+  const std::vector<Schedule> unique = unique_canonical(plan, knobs, raw);
+  std::vector<std::pair<std::string, const Schedule*>> keyed(unique.size());
+  support::parallel_for(static_cast<std::int64_t>(unique.size()), support::resolve_threads(0),
+                        [&](std::int64_t begin, std::int64_t end) {
+                          for (std::int64_t i = begin; i < end; ++i) {
+                            const Schedule& s = unique[static_cast<std::size_t>(i)];
+                            if (legal(plan, s, limits))
+                              keyed[static_cast<std::size_t>(i)] = {schedule::to_json(s).dump(), &s};
+                          }
+                        });
+  std::erase_if(keyed, [](const auto& entry) { return entry.second == nullptr; });
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Schedule> out;
   out.reserve(keyed.size());
-  for (auto& [key, s] : keyed) out.push_back(std::move(s));
+  for (const auto& [key, s] : keyed) out.push_back(*s);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "search/selection.h"
 #include "search/tuning_log.h"
 #include "support/error.h"
+#include "support/parallel.h"
 #include "te/json.h"
 
 namespace comfuse::search {
@@ -33,8 +34,8 @@ struct Candidate {
   std::string error;  // why it did not compile
 };
 
-// A schedule of the space with what ranking it needs, worked out once: its model family and raw estimate
-// (spaces run to 10^5 schedules, ranked again before every batch).
+// A schedule of the space with what ranking it needs, worked out once, on every core: its model family and
+// raw estimate (spaces run to 10^5 schedules, ranked again before every batch).
 struct SpaceEntry {
   Schedule schedule;
   std::string family;
@@ -47,9 +48,16 @@ std::vector<SpaceEntry> admitted(const schedule::FusionPlan& plan, const std::ve
   std::vector<SpaceEntry> entries;
   entries.reserve(space.size());
   for (const Schedule& s : space) {
-    if (admit && !admit(s)) continue;
-    entries.push_back({s, model_family(plan, s), estimate(plan, s, machine).total_us});
+    if (!admit || admit(s)) entries.push_back({s, "", 0});
   }
+  support::parallel_for(static_cast<std::int64_t>(entries.size()), support::resolve_threads(0),
+                        [&](std::int64_t begin, std::int64_t end) {
+                          for (std::int64_t i = begin; i < end; ++i) {
+                            SpaceEntry& e = entries[static_cast<std::size_t>(i)];
+                            e.family = model_family(plan, e.schedule);
+                            e.raw_us = estimate(plan, e.schedule, machine).total_us;
+                          }
+                        });
   return entries;
 }
 

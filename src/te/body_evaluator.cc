@@ -9,7 +9,7 @@
 
 #include "support/error.h"
 #include "te/compiled_body.h"
-#include "te/parallel.h"
+#include "support/parallel.h"
 #include "te/printer.h"
 
 namespace comfuse::te::detail {
@@ -445,7 +445,7 @@ void evaluate_body(const Tensor& tensor, const ValuesOf& values_of, const Precom
   }
   const int threads = numel * work < (std::int64_t{1} << 16) ? 1 : settings.threads;
   const std::int64_t chunks = (numel + kLanes - 1) / kLanes;
-  parallel_for(chunks, threads, [&](std::int64_t begin, std::int64_t end) {
+  support::parallel_for(chunks, threads, [&](std::int64_t begin, std::int64_t end) {
     Executor executor(body, *tensor.get(), data, settings.fp64, out);
     for (std::int64_t c = begin; c < end; ++c) {
       const std::int64_t start = c * kLanes;

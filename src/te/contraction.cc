@@ -4,7 +4,7 @@
 #include <Eigen/Core>
 
 #include "support/error.h"
-#include "te/parallel.h"
+#include "support/parallel.h"
 
 namespace comfuse::te::detail {
 namespace {
@@ -94,7 +94,7 @@ void run(const Tensor& tensor, const Contraction& c, const double* a_values, con
   const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
   if (batches * m * n * k < (std::int64_t{1} << 18)) threads = 1;  // not worth starting threads
 
-  parallel_for(batches * row_blocks, threads, [&](std::int64_t begin, std::int64_t end) {
+  support::parallel_for(batches * row_blocks, threads, [&](std::int64_t begin, std::int64_t end) {
     Matrix a, b, product;
     std::int64_t loaded_batch = -1;
     for (std::int64_t item = begin; item < end; ++item) {

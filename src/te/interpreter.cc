@@ -13,7 +13,7 @@
 #include "support/error.h"
 #include "te/body_evaluator.h"
 #include "te/contraction.h"
-#include "te/parallel.h"
+#include "support/parallel.h"
 
 namespace comfuse::te {
 namespace {
@@ -57,7 +57,7 @@ std::vector<std::vector<double>> evaluate_values(const Program& program,
   }
 
   const detail::EvalSettings settings{options.accumulation == ReferenceOptions::Accumulation::kFp64,
-                                      detail::resolve_threads(options.threads)};
+                                      support::resolve_threads(options.threads)};
   std::unordered_map<const TensorNode*, std::size_t> position;
   for (std::size_t t = 0; t < program.tensors().size(); ++t) position.emplace(program.tensors()[t].get(), t);
   const detail::ValuesOf values_of = [&](const TensorNode* node) { return values[position.at(node)].data(); };

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace comfuse::te::detail {
+namespace comfuse::support {
 
 /// The thread count that `requested` (0: hardware concurrency) means; at least 1.
 inline int resolve_threads(int requested) {
@@ -44,4 +44,4 @@ void parallel_for(std::int64_t count, int threads, const Body& body) {
   }
 }
 
-}  // namespace comfuse::te::detail
+}  // namespace comfuse::support
