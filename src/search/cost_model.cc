@@ -245,10 +245,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     if (!ping_pong) {
       cta_us = blocks * (tiles * tile_us + exchange_us);
     } else if (s.alternate_row_blocks()) {
-      const double block_us = tiles * tile_us + exchange_us;
+      const double rows_us = tiles * (tile_main_us + early_us);  // mainloops and stage-0 epilogues
+      const double tail_us = exchange_us + tiles * late_us;      // what waits for whole rows
       const double pairs = std::floor(blocks / 2), alone = blocks - 2 * pairs;
-      cta_us = pairs * std::max(2 * tiles * tile_main_us, block_us) +
-               alone * (block_us + tiles * (lone_tile_main_us - tile_main_us));
+      cta_us = pairs * 2 * std::max(rows_us, tail_us) +
+               alone * (rows_us + tail_us + tiles * (lone_tile_main_us - tile_main_us));
     } else {
       const double pair_us = std::max(2 * tile_main_us, tile_main_us + early_us);
       cta_us = blocks * (std::ceil(tiles / 2) * pair_us + exchange_us + tiles * late_us);
