@@ -14,28 +14,12 @@
 #include "search/cost_model.h"
 #include "search/search_space.h"
 #include "search/tuning_log.h"
+#include "rank_correlation.h"
 
 namespace comfuse::search {
 namespace {
 
 const std::string kShippedLog = std::string(COMFUSE_SOURCE_DIR) + "/tuning_logs/h200.jsonl";
-
-std::vector<double> ranks(const std::vector<double>& values) {
-  std::vector<std::size_t> order(values.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
-  std::vector<double> rank(values.size());
-  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<double>(r);
-  return rank;
-}
-
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const std::vector<double> rx = ranks(x), ry = ranks(y);
-  const double n = static_cast<double>(x.size());
-  double d2 = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
-  return 1 - 6 * d2 / (n * (n * n - 1));
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 
 #include "search/cost_model.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
 #include "search/tuning_log.h"
+#include "rank_correlation.h"
 #include "simulated_measurer.h"
 
 namespace comfuse::search {
@@ -60,23 +60,6 @@ double best_of(const Sweep& sweep) {
   double best = INFINITY;
   for (const auto& [schedule, us] : sweep.median_us) best = std::min(best, us);
   return best;
-}
-
-std::vector<double> ranks(const std::vector<double>& values) {
-  std::vector<std::size_t> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
-  std::vector<double> rank(values.size());
-  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<double>(r);
-  return rank;
-}
-
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const std::vector<double> rx = ranks(x), ry = ranks(y);
-  const double n = static_cast<double>(x.size());
-  double d2 = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
-  return 1 - 6 * d2 / (n * (n * n - 1));
 }
 
 // The sweeps were measured before the optional knobs (persistent grid, TMA store, vector, batched and deep
