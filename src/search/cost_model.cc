@@ -235,8 +235,9 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // mainloop and cooperative warpgroups run them in turn. With them, the later stages wait for whole rows:
   // ping-pong warpgroups that split a row block's column tiles overlap only their stage-0 epilogues, then
   // both run the later stages with nothing under them; on the persistent grid, warpgroups that take
-  // alternate row blocks overlap a row block's mainloops with the other's whole epilogue, and an odd row
-  // block out runs alone (one warpgroup issuing wgmma).
+  // alternate row blocks take turns at the tensor cores a row block at a time (one starts its mainloops when
+  // the other has finished all of its own), so the other's later stages hide under one's mainloops and
+  // stage-0 epilogues, whichever is longer; an odd row block out runs alone (one warpgroup issuing wgmma).
   double cta_us = 0;
   const double tile_us = tile_main_us + early_us + late_us;
   if (in_kernel) {
