@@ -119,6 +119,7 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   nlohmann::json summary = {{"name", kernel.name},
                             {"wall_seconds", wall},
                             {"tune_seconds", result.seconds},
+                            {"prepare_seconds", result.prepare_seconds},
                             {"space", result.space},
                             {"compiled", result.compiled},
                             {"measured", result.measured},

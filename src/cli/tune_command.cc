@@ -168,8 +168,9 @@ void print_summary(const TuneArgs& args, const te::Program& program, const runti
   }
   out << "candidates space " << result.space << ", compiled " << result.compiled << ", measured "
       << result.measured << ", failed " << result.failed << "\n";
-  char wall[32];
-  std::snprintf(wall, sizeof(wall), "%.1f s", result.seconds);
+  char wall[64];
+  std::snprintf(wall, sizeof(wall), "%.1f s (and %.1f s preparing the space before)", result.seconds,
+                result.prepare_seconds);
   out << "wall       " << wall << "\n";
   if (args.log_path.empty()) {
     out << "log        no log written (--log FILE keeps the records for replay)\n";

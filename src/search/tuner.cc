@@ -66,12 +66,14 @@ class Tuner {
   Tuner(const te::Program& program, Measurer& measurer, const TuneOptions& options)
       : options_(options),
         measurer_(measurer),
+        prepare_start_(Clock::now()),
         program_(program),
         key_(te::workload_key(program)),
         plan_(schedule::plan_fusion(program)),
         target_(measurer.target()),
         space_(admitted(plan_, schedule_space(plan_, options.limits), options.admit, machine_model(target_))),
         model_(plan_, machine_model(target_)),
+        prepare_seconds_(std::chrono::duration<double>(Clock::now() - prepare_start_).count()),
         start_(Clock::now()) {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
     progress_.space = static_cast<int>(space_.size());
@@ -285,8 +287,11 @@ class Tuner {
   }
 
   TuneResult finish() {
-    return finish_run(records_, progress_, std::chrono::duration<double>(Clock::now() - start_).count(),
-                      "candidate", tried_.size(), key_);
+    TuneResult result =
+        finish_run(records_, progress_, std::chrono::duration<double>(Clock::now() - start_).count(),
+                   "candidate", tried_.size(), key_);
+    result.prepare_seconds = prepare_seconds_;
+    return result;
   }
 
   TuningRecord make_record(const Candidate& c, RecordStatus status, const std::string& error,
@@ -302,12 +307,16 @@ class Tuner {
 
   const TuneOptions& options_;
   Measurer& measurer_;
+  // When preparing the space began (prepare_seconds_ is the time it took).
+  Clock::time_point prepare_start_;
   te::Program program_;
   std::string key_;
   schedule::FusionPlan plan_;
   runtime::DeviceFingerprint target_;
   std::vector<SpaceEntry> space_;
   CalibratedModel model_;
+  double prepare_seconds_ = 0;  // building and ranking the space
+  // The run's clock, started once the space is ready: the seconds budget is for compiling and measuring.
   Clock::time_point start_;
   std::vector<std::string> compile_options_;
   int jobs_ = 1;

@@ -34,8 +34,10 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-  int trials = 40;          // candidates to try at most (compiled or not); ignored when exhaustive
-  double seconds = 0;       // wall-clock budget when positive: no compile or measurement starts after it
+  int trials = 40;  // candidates to try at most (compiled or not); ignored when exhaustive
+  // Wall-clock budget when positive: no compile or measurement starts after it. It counts from when the
+  // space is ready (TuneResult::prepare_seconds is the time before).
+  double seconds = 0;
   bool exhaustive = false;  // try the whole pruned space
   int repeats = 30;         // CUPTI samples per candidate
   int final_repeats = 100;  // samples when the candidates near the best are measured again
@@ -61,7 +63,8 @@ struct TuneResult {
   std::vector<TuningRecord> records;  // every record made, in log order
   int space = 0;
   int compiled = 0, measured = 0, failed = 0;
-  double seconds = 0;
+  double seconds = 0;          // compiling and measuring, from when the space was ready
+  double prepare_seconds = 0;  // building and ranking the space, before that
 };
 
 /// Appends a candidate's `record` to options.log_path (when set) and to `records`, updates `progress`
@@ -84,9 +87,9 @@ TuneResult finish_run(const std::vector<TuningRecord>& records, const TuneProgre
 /// winner is select_best over the run's records. A wrong answer from a schedule with a knob that rounds
 /// (schedule::OptionalKnob::rounds) leaves that knob off for the rest of the run: the workload's tolerance
 /// does not allow it (candidates of the same batch that have it are not measured, and their trials go back
-/// to the budget); until then, at most a quarter of the first batch has such a knob. Compile errors and failed measurements are records, never
-/// exceptions. Throws CompileError when the program cannot be planned or no candidate ran correctly (with
-/// the first failures).
+/// to the budget); until then, at most a quarter of the first batch has such a knob. Compile errors and
+/// failed measurements are records, never exceptions. Throws CompileError when the program cannot be planned
+/// or no candidate ran correctly (with the first failures).
 TuneResult tune(const te::Program& program, Measurer& measurer, const TuneOptions& options = {});
 
 }  // namespace comfuse::search
