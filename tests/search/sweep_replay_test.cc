@@ -1,18 +1,18 @@
 // The search strategy against real measurements: exhaustive sweeps of three suite workloads on the H200
 // (benchmarks/results/2026-12-02-h200-tuning/sweeps-exhaustive.jsonl) replayed as the measurer. The tuner,
 // with a budget of a fraction of the space, must find a schedule within 2% of the sweep's best; and the cost
-// model, before any calibration, must rank the space better than chance.
+// model, before any calibration, must rank the space well (a rank correlation above 0.75).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "rank_correlation.h"
 #include "search/cost_model.h"
 #include "search/search_space.h"
 #include "search/tuner.h"
 #include "search/tuning_log.h"
-#include "rank_correlation.h"
 #include "simulated_measurer.h"
 
 namespace comfuse::search {
@@ -86,7 +86,7 @@ TEST(SweepReplay, TheSweepsCoverThreeWorkloads) {
   }
 }
 
-TEST(SweepReplay, ModelRanksTheSpaceBetterThanChance) {
+TEST(SweepReplay, ModelRanksTheSweptSpacesWell) {
   for (const Sweep& sweep : load_sweeps()) {
     const schedule::FusionPlan plan = schedule::plan_fusion(sweep.program);
     std::vector<double> predicted, measured;
@@ -97,7 +97,8 @@ TEST(SweepReplay, ModelRanksTheSpaceBetterThanChance) {
     const double rho = spearman(predicted, measured);
     std::cout << "model rank correlation " << plan.anchor.tensor.name() << " N=" << plan.anchor.n << ": "
               << rho << "\n";
-    EXPECT_GT(rho, 0.3);
+    EXPECT_GT(rho, 0.75);  // 0.86 / 0.80 / 0.93 since 2026-12-05 (0.64 at N = 1024 before the model's late
+                           // passes and its lone-warpgroup epilogues)
   }
 }
 
