@@ -654,7 +654,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"finish_row_split", &Schedule::finish_row_split},
       {"approximate_math", &Schedule::approximate_math, true},
       {"multicast_b", &Schedule::multicast_b},
-      {"reciprocal_division", &Schedule::reciprocal_division, true},
+      {"reciprocal_division", &Schedule::reciprocal_division, true, true},
       {"stash_terms", &Schedule::stash_terms, true},
       {"wide_finish", &Schedule::wide_finish},
   };
@@ -665,6 +665,13 @@ bool rounds(const Schedule& s) {
   const auto knobs = optional_knobs();
   return std::any_of(knobs.begin(), knobs.end(),
                      [&](const OptionalKnob& knob) { return knob.rounds && s.*knob.field; });
+}
+
+bool rounds_past_an_ulp(const Schedule& s) {
+  const auto knobs = optional_knobs();
+  return std::any_of(knobs.begin(), knobs.end(), [&](const OptionalKnob& knob) {
+    return knob.rounds && !knob.within_an_ulp && s.*knob.field;
+  });
 }
 
 nlohmann::json to_json(const Schedule& s) {

@@ -191,11 +191,18 @@ struct OptionalKnob {
   /// Whether the knob changes how values round (not only how they move): a candidate with it on may miss a
   /// workload's tolerance where the same schedule without it meets it.
   bool rounds = false;
+  /// Of the knobs that round: whether it moves each value it changes by about an ulp at most (a division by
+  /// a constant as a multiplication by its reciprocal), so that a tolerance meant for the kernel's own f32
+  /// rounding admits it.
+  bool within_an_ulp = false;
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();
 /// Whether `s` has a knob on that rounds values (OptionalKnob::rounds).
 bool rounds(const Schedule& s);
+/// Whether `s` has a knob on that rounds values by more than about an ulp (rounds, not within_an_ulp): the
+/// candidates a workload's tolerance may refuse.
+bool rounds_past_an_ulp(const Schedule& s);
 
 /// Bytes of shared memory the carried tiles take with carried=shared: every carried tile of each of a CTA's
 /// column tiles, f32 or bf16 (stash_dtype; 0 with any other value home).

@@ -296,6 +296,27 @@ std::vector<Schedule> spread_of_schedules() {
   return list;
 }
 
+TEST(Schedule, KnobsThatRoundWithinAnUlpAreToldApart) {
+  // A division by a constant as a multiplication rounds within an ulp; SFU exp and tanh, or a bf16 stash,
+  // round further, and a workload's tolerance may refuse them.
+  Schedule s;
+  s.reciprocal_division = true;
+  EXPECT_TRUE(rounds(s));
+  EXPECT_FALSE(rounds_past_an_ulp(s));
+  s.approximate_math = true;
+  EXPECT_TRUE(rounds_past_an_ulp(s));
+  s = Schedule{};
+  s.bf16_stash = true;
+  EXPECT_TRUE(rounds_past_an_ulp(s));
+  s = Schedule{};
+  s.persistent = true;  // moves values, rounds none
+  EXPECT_FALSE(rounds(s));
+  EXPECT_FALSE(rounds_past_an_ulp(s));
+  for (const OptionalKnob& knob : optional_knobs())
+    EXPECT_TRUE(knob.rounds || !knob.within_an_ulp)
+        << knob.name << ": within an ulp of rounding, yet not rounding";
+}
+
 TEST(ScheduleJson, RoundTrip) {
   for (const Schedule& s : spread_of_schedules()) {
     SCOPED_TRACE(to_string(s));

@@ -208,6 +208,26 @@ TEST(Tuner, TheFirstBatchHoldsAQuarterAtMostOfSchedulesThatRound) {
   EXPECT_GT(later, 0);
 }
 
+TEST(Tuner, AKnobThatRoundsWithinAnUlpIsNotHeldBackInTheFirstBatch) {
+  // The softcapped softmax's x / 30: as a multiplication by the reciprocal (within an ulp) the model ranks it
+  // ahead, and the first batch takes it beyond the quarter that knobs rounding further are held to (its
+  // kernels compile 4x faster than with the IEEE division). Those stay within the quarter.
+  const te::Program program =
+      te::build_workload("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  TuneOptions options = simulated_options(40);
+  options.jobs = 8;
+  const TuneResult result = tune(program, measurer, options);
+  ASSERT_GE(result.records.size(), 16u);
+  int reciprocal = 0, past_an_ulp = 0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    reciprocal += result.records[i].schedule.reciprocal_division ? 1 : 0;
+    past_an_ulp += schedule::rounds_past_an_ulp(result.records[i].schedule) ? 1 : 0;
+  }
+  EXPECT_GT(reciprocal, 4);
+  EXPECT_LE(past_an_ulp, 4);
+}
+
 TEST(Tuner, TheFirstBatchMeasuresEveryFamilyBeforeASecondOfAny) {
   // Softmax N = 8192: the raw model ranks the in-kernel cluster plans first, and with the knobs in the family
   // a first batch was all cluster ping-pong (H200, 2026-12-04). The first 16 of 40 trials now take the best
