@@ -45,8 +45,9 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
   out.close();
 }
 
-std::string wide_buffer(const std::string& pending) {
-  return "wide_" + pending;
+// The registers holding a group of eight columns of `name` (an input, a stash or a pending store).
+std::string wide_array(const std::string& name) {
+  return "wide_" + name;
 }
 
 }  // namespace
@@ -60,17 +61,17 @@ bool EpilogueEmitter::wide_loadable(schedule::Broadcast broadcast) const {
 }
 
 std::string EpilogueEmitter::wide_read(const std::string& name) {
-  return "wide_" + name + "[i & 7]";
+  return wide_array(name) + "[i & 7]";
 }
 
 void EpilogueEmitter::declare_wide(CodeStream& out, int stage, const std::vector<Store>& stores) const {
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (wide_loadable(input.broadcast))
-      out.line("float wide_" + input.tensor.name() + "[8];  // eight columns of '" + input.tensor.name() +
-               "'");
+      out.line("float " + wide_array(input.tensor.name()) + "[8];  // eight columns of '" +
+               input.tensor.name() + "'");
   }
-  for (std::size_t c : rereads(stage)) out.line("float wide_stash" + std::to_string(c) + "[8];");
-  for (const Store& st : stores) out.line("float " + wide_buffer(st.pending) + "[8];");
+  for (std::size_t c : rereads(stage)) out.line("float " + wide_array("stash" + std::to_string(c)) + "[8];");
+  for (const Store& st : stores) out.line("float " + wide_array(st.pending) + "[8];");
 }
 
 // At the group's first column: each input and each re-read carried tile, eight columns at once. Loads whose
@@ -82,12 +83,12 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
     if (!wide_loadable(input.broadcast)) continue;
     const bool full = input.broadcast == schedule::Broadcast::kFull;
     const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
-    load_group(out, "wide_" + input.tensor.name(), input.tensor.dtype(),
+    load_group(out, wide_array(input.tensor.name()), input.tensor.dtype(),
                "&" + params_.at(input.tensor.get()) + "[" + index + "]", guard);
   }
   for (std::size_t c : rereads(stage)) {
     const std::string name = std::to_string(c);
-    load_group(out, "wide_stash" + name, schedule::stash_dtype(schedule_),
+    load_group(out, wide_array("stash" + name), schedule::stash_dtype(schedule_),
                "&stash[" + stash_index(name) + "]", guard);
   }
   out.close();
@@ -95,7 +96,7 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
 
 // Each element into the group's buffer; at the last, the eight leave as one word (two of f32).
 void EpilogueEmitter::wide_store(CodeStream& out, const Store& st) const {
-  const std::string buffer = wide_buffer(st.pending);
+  const std::string buffer = wide_array(st.pending);
   out.line(buffer + "[i & 7] = " + st.value + ";");
   out.open("if ((i & 7) == 7 && inb)");
   const std::string first = "&" + st.array + "[(size_t)grow * N + gcol - 7]";

@@ -236,12 +236,20 @@ Schedule deferred_online_softmax() {
   return s;
 }
 
+// Cooperative 128 x 128 tiles, a layer norm's variance in one pass, deferred, its bf16 stash on the
+// persistent grid.
+Schedule deferred_one_pass_layer_norm() {
+  Schedule s = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
+  s.reduction = ReductionPlacement::kDeferred;
+  s.one_pass_variance = s.bf16_stash = s.persistent = true;
+  return s;
+}
+
 TEST(KernelCompile, DeferredReductions) {
   // Two kernels in one source: the main kernel a tile a CTA, the finish kernel a warp a row.
   const Schedule online = deferred_online_softmax();
-  Schedule one_pass = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
-  one_pass.reduction = ReductionPlacement::kDeferred;
-  one_pass.one_pass_variance = one_pass.bf16_stash = one_pass.persistent = one_pass.interior_tiles = true;
+  Schedule one_pass = deferred_one_pass_layer_norm();
+  one_pass.interior_tiles = true;
   Schedule rms = one_pass;
   rms.one_pass_variance = false;
   Schedule staged = one_pass;
@@ -287,9 +295,8 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   split_terms.finish_row_split = split_terms.multicast_b = true;
   Schedule masked_terms = terms;
   masked_terms.vector_loads = false;  // N odd
-  Schedule wide_ln = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
-  wide_ln.reduction = ReductionPlacement::kDeferred;
-  wide_ln.one_pass_variance = wide_ln.bf16_stash = wide_ln.persistent = wide_ln.wide_finish = true;
+  Schedule wide_ln = deferred_one_pass_layer_norm();
+  wide_ln.wide_finish = true;
   Schedule wide_terms = split_terms;
   wide_terms.wide_finish = true;
   Schedule wide_f32 = online;
