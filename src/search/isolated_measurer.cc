@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -301,8 +302,12 @@ Measurement IsolatedMeasurer::measure(const MeasureRequest& request) {
   const std::optional<RecordStatus> status = parse_status(reply.message.at("status").get<std::string>());
   m.status = status.value_or(RecordStatus::kCrash);
   m.error = reply.message.at("error").get<std::string>();
-  m.times_us = reply.message.at("times_us").get<std::vector<double>>();
-  m.max_rel_error = reply.message.at("max_rel_error").get<double>();
+  // JSON has no NaN: the worker's writer turns one into null (an output left NaN gives a NaN error).
+  const auto number = [](const json& value) {
+    return value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>();
+  };
+  for (const json& time : reply.message.at("times_us")) m.times_us.push_back(number(time));
+  m.max_rel_error = number(reply.message.at("max_rel_error"));
   return m;
 }
 

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <limits>
 
 #include <csignal>
 #include <cstdlib>
@@ -20,7 +22,8 @@ namespace {
 
 // Misbehaves according to the schedule's BN: 16 aborts (a crash by signal; SIGABRT rather than SIGSEGV so
 // that sanitizer builds, which catch SIGSEGV themselves, see the same thing), 32 hangs, 48 throws a CUDA-like
-// error (device unusable), 80 exits the process, anything else answers with BN microseconds.
+// error (device unusable), 80 exits the process, 112 is a wrong answer whose error is NaN, anything else
+// answers with BN microseconds.
 class MisbehavingRunner : public CandidateRunner {
  public:
   runtime::DeviceFingerprint target() override { return h200(); }
@@ -37,6 +40,9 @@ class MisbehavingRunner : public CandidateRunner {
             RecordStatus::kLaunchError, "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS", {}, 0};
       case 80:
         ::_exit(9);
+      case 112:  // a kernel that left its NaN-poisoned outputs unwritten
+        return Measurement{RecordStatus::kWrongAnswer, "output differs from the reference", {},
+                           std::numeric_limits<double>::quiet_NaN()};
     }
     Measurement m;
     m.times_us.assign(repeats, s.bn);
@@ -116,6 +122,11 @@ TEST(IsolatedMeasurer, ContainsEveryKindOfFailureAndCarriesOn) {
   const Measurement exited = measure(measurer, 80);
   EXPECT_EQ(exited.status, RecordStatus::kCrash);
   EXPECT_NE(exited.error.find("exited with status 9"), std::string::npos) << exited.error;
+
+  // A NaN error crosses as JSON's null and comes back NaN, a record like any wrong answer, the worker kept.
+  const Measurement wrong = measure(measurer, 112);
+  EXPECT_EQ(wrong.status, RecordStatus::kWrongAnswer);
+  EXPECT_TRUE(std::isnan(wrong.max_rel_error));
 
   EXPECT_EQ(measure(measurer, 64).times_us, (std::vector<double>{64, 64, 64}));
   EXPECT_EQ(measurer.gemm_alone_us(10), 12.5);
