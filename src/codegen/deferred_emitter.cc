@@ -91,23 +91,29 @@ void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   out.close();
 }
 
-void EpilogueEmitter::combine_partials(CodeStream& out, const PartialsWalk& walk) const {
+void EpilogueEmitter::finish_row(CodeStream& out) const {
+  COMFUSE_CHECK(walk_ == Walk::kRow, "the finish kernel walks rows");
+  COMFUSE_CHECK(schedule::deferrable(plan_), "a deferred reduction's plan has two stages");
   const std::vector<Slot> slots = slots_of_stage(0);
-  out.open(walk.rows_loop);
-  if (!walk.row_line.empty()) out.line(walk.row_line);
+  declare_state(out);
+  out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
+  out.line(
+      "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
+  out.open(rows_loop());
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.open("");  // each slot's locals in their own scope
     if (partial_form(slot) != nullptr) {
       out.open("");
       merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
-      out.open(walk.tiles_loop);
-      out.line(merged_combine(slot, [&](int offset) { return walk.part(slot.xslot + offset); }));
+      out.open("for (int t = lane; t < N_TILES; t += 32)");
+      out.line(merged_combine(
+          slot, [&](int offset) { return part_at(slot.xslot + offset, "t", "row", schedule_.wide_finish); }));
       out.close();
       merged_store(out, slot);
       out.close();
       out.line("#pragma unroll");
-      out.open(walk.lanes_loop);
+      out.open("for (int d = 16; d > 0; d /= 2)");
       merged_start(out, slot, [&](const PartialForm::Part& part) { return name + part.suffix + "[h]"; });
       out.line(merged_combine(slot, [&](int offset) {
         for (const auto& [o, suffix] : exchanged(slot)) {
@@ -117,51 +123,24 @@ void EpilogueEmitter::combine_partials(CodeStream& out, const PartialsWalk& walk
       }));
       merged_store(out, slot);
       out.close();
-      for (const auto& [offset, suffix] : exchanged(slot)) {
-        out.line(name + suffix + "[h] = __shfl_sync(0xffffffffu, " + name + suffix + "[h], " + walk.leader +
-                 ");");
-      }
+      for (const auto& [offset, suffix] : exchanged(slot))
+        out.line(name + suffix + "[h] = __shfl_sync(0xffffffffu, " + name + suffix + "[h], 0);");
       out.close();
       continue;
     }
     out.line("float v = " + identity(slot.node->op) + ";");
-    out.open(walk.tiles_loop);
-    out.line("v = " + combine(slot.node->op, "v", walk.part(slot.xslot)) + ";");
+    out.open("for (int t = lane; t < N_TILES; t += 32)");
+    out.line("v = " + combine(slot.node->op, "v", part_at(slot.xslot, "t", "row", schedule_.wide_finish)) +
+             ";");
     out.close();
     out.line("#pragma unroll");
-    out.open(walk.lanes_loop);
+    out.open("for (int d = 16; d > 0; d /= 2)");
     out.line("v = " + combine(slot.node->op, "v", "__shfl_xor_sync(0xffffffffu, v, d)") + ";");
     out.close();
-    out.line(name + "[h] = __shfl_sync(0xffffffffu, v, " + walk.leader + ");");
+    out.line(name + "[h] = __shfl_sync(0xffffffffu, v, 0);");
     out.close();
   }
   out.close();
-}
-
-void EpilogueEmitter::finish_lagging_tile(CodeStream& out) const {
-  COMFUSE_CHECK(walk_ == Walk::kFragment && schedule_.lagged_finish, "a lagging tile is a fragment's");
-  COMFUSE_CHECK(schedule::deferrable(plan_), "a deferred reduction's plan has two stages");
-  out.line("// The lagging tile's rows' partials of every column tile: a quad's lanes take every 4th tile, then");
-  out.line("// the quad combines them and every lane takes its leader's bits. Other CTAs wrote them: __ldcg.");
-  combine_partials(out, {rows_loop(), "const int prow = min(" + row_of_h() + ", M - 1);  // past M: unused",
-                         "for (int t = lane & 3; t < N_TILES; t += 4)", "for (int d = 2; d > 0; d /= 2)",
-                         "lane & ~3", [&](int x) { return "__ldcg(&" + part_at(x, "t", "prow", false) + ")"; }});
-  emit_row_values(out, plan_.stages[0].reductions);
-  begin_stage(out, 1);
-  element_loop(out, 1);
-}
-
-void EpilogueEmitter::finish_row(CodeStream& out) const {
-  COMFUSE_CHECK(walk_ == Walk::kRow, "the finish kernel walks rows");
-  COMFUSE_CHECK(schedule::deferrable(plan_), "a deferred reduction's plan has two stages");
-  declare_state(out);
-  out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
-  out.line(
-      "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
-  combine_partials(out, {rows_loop(), "", "for (int t = lane; t < N_TILES; t += 32)",
-                         "for (int d = 16; d > 0; d /= 2)", "0", [&](int x) {
-                           return part_at(x, "t", "row", schedule_.wide_finish);
-                         }});
   emit_row_values(out, plan_.stages[0].reductions);
   if (schedule_.stash_terms) {
     const Slot& slot = terms_slot();

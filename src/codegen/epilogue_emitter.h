@@ -49,12 +49,6 @@ class EpilogueEmitter {
   /// The finish kernel's body (a kRow emitter; expects lane, row, row_writer and parts in scope): combines
   /// the row's partials over its column tiles, computes the row values, and runs the last stage over the row.
   void finish_row(CodeStream& out) const;
-  /// With lagged_finish (a kFragment emitter whose schedule reads no staged inputs): a previous tile's later
-  /// stage in the main kernel. Its rows' partials of every column tile are combined over the quads (read
-  /// with __ldcg: other CTAs wrote them), then the row values, then the last stage's element loop, which
-  /// re-reads the tile's stash. Expects m0 and n0 (the lagging tile's), lane, local_row0, row_writer and
-  /// parts in scope, and every column tile's partials of those rows written and visible.
-  void finish_lagging_tile(CodeStream& out) const;
   /// With stash_terms, before write_tile_partials: the rescaled sum's maximum combined over the quad, then
   /// the tile's terms exp(x - that maximum) summed into the sum's partial and stored to the stash in bf16
   /// (stage 0 took only the maximum and left x in the accumulator, where it is not the anchor itself).
@@ -148,21 +142,6 @@ class EpilogueEmitter {
   /// Rescaled sums: the per-element update and the quad's combine.
   void rescaled_update(CodeStream& out, const Slot& slot, const std::string& value) const;
   void rescaled_quad_combine(CodeStream& out, const Slot& slot) const;
-  /// How combine_partials walks the row partials a deferred reduction left in the workspace: the loop over
-  /// a thread's rows (h) and a line naming the row, the loop over column tiles t of a thread's share, the
-  /// shuffle loop over distances d combining the lanes that share the row, the lane whose result they all
-  /// take, and the expression of float x of tile t's partial of the row.
-  struct PartialsWalk {
-    std::string rows_loop;
-    std::string row_line;  // empty: the row is in scope already
-    std::string tiles_loop;
-    std::string lanes_loop;
-    std::string leader;
-    std::function<std::string(int x)> part;
-  };
-  /// Combines stage 0's row partials of every column tile into the slots' state (the finish kernel's warp a
-  /// row, or with lagged_finish the main kernel's quads).
-  void combine_partials(CodeStream& out, const PartialsWalk& walk) const;
   void emit_row_values(CodeStream& out, const std::vector<te::Tensor>& tensors) const;
   bool is_output(const te::Tensor& t) const;
   /// The quad's combine of `slots`' partials (the lanes sharing a row hold the same values after it).

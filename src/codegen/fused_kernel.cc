@@ -41,14 +41,6 @@ std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor
 
 }  // namespace
 
-void check_lag_window(const KernelSource& source, int grid) {
-  if (grid >= source.launch.lag_window) return;
-  throw CompileError("kernel '" + source.name + "' (lagged_finish) needs a persistent grid of at least " +
-                     std::to_string(source.launch.lag_window) +
-                     " CTAs, a row block's column tiles in the grid's order, but this device runs " +
-                     std::to_string(grid) + " at once: its CTAs could wait on each other");
-}
-
 runtime::CompiledProgram compile_kernel_source(const KernelSource& source) {
   runtime::CompileOptions options;
   options.program_name = source.name + ".cu";
@@ -81,7 +73,6 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
     grid_ = std::min(grid_, source_.launch.ctas_per_multiprocessor *
                                 context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
   }
-  check_lag_window(source_, grid_);
 }
 
 DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) const {
@@ -96,8 +87,6 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
   if (source_.stash_bytes > 0) {
     bindings.stash =
         std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
-    // lagged_finish's counters start at zero, and each launch leaves them so.
-    if (source_.launch.lag_window > 0) bindings.stash->fill_bytes(0);
   }
   return bindings;
 }

@@ -23,11 +23,6 @@ struct DeviceBindings {
 /// with the log. Needs no device, and calls on several threads may run at once.
 runtime::CompiledProgram compile_kernel_source(const KernelSource& source);
 
-/// With lagged_finish: throws CompileError, naming the kernel and both numbers, when `grid` CTAs (the
-/// persistent grid a device runs) are fewer than the kernel's lag window; its CTAs could then wait on each
-/// other for ever. Nothing for other kernels.
-void check_lag_window(const KernelSource& source, int grid);
-
 class FusedKernel {
  public:
   /// Compiles `source`, emitted for `program`, for sm_90a and loads it into `context`. NVRTC failures are

@@ -71,10 +71,6 @@ class KernelEmitter {
                            plan_.anchor.n * te::dtype_bytes(schedule::stash_dtype(s_));
     }
     EpilogueEmitter epilogue(plan_, s_, param_names);
-    // lagged_finish: the later stage in the main kernel reads its inputs from global memory, as the finish
-    // kernel does.
-    const EpilogueEmitter lag(plan_, finish_schedule_, param_names);
-    lag_ = &lag;
     xslots_ = std::max(1, epilogue.max_reductions_per_stage());
 
     const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm);
@@ -85,17 +81,10 @@ class KernelEmitter {
       // The row partials follow the carried tiles in the workspace, from a 16-byte boundary.
       parts_offset_ = ceil_div(result.stash_bytes, 16) * 16;
       result.stash_bytes = parts_offset_ + 4 * xslots_ * n_tiles * plan_.anchor.m;
-      if (s_.lagged_finish) {
-        // Two counters a group of 64 rows (arrived, finished) after the partials; no finish kernel.
-        counters_offset_ = result.stash_bytes;
-        result.stash_bytes += 4 * 2 * lag_row_groups(m_blocks);
-        result.launch.lag_window = static_cast<int>(schedule::lag_window(plan_, s_));
-      } else {
-        result.finish_name = result.name + "_finish";
-        result.launch.finish_grid_x =
-            static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
-        result.launch.finish_block_x = schedule::kFinishThreads;
-      }
+      result.finish_name = result.name + "_finish";
+      result.launch.finish_grid_x =
+          static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
+      result.launch.finish_block_x = schedule::kFinishThreads;
     }
     result.launch.block_x = s_.threads();
     result.launch.cluster_x = schedule::cluster_ctas(plan_, s_);
@@ -124,11 +113,10 @@ class KernelEmitter {
     if (s_.multicast_b) multicast_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) prefetch_helper(out);
-    if (s_.lagged_finish) lag_helpers(out);
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
     kernel(out, result, epilogue);
-    if (s_.deferred() && !s_.lagged_finish) finish_kernel(out, result, param_names);
+    if (s_.deferred()) finish_kernel(out, result, param_names);
     result.source = out.str();
     return result;
   }
@@ -185,14 +173,8 @@ class KernelEmitter {
     if (s_.deferred()) {
       out.line("constexpr size_t PARTS_BYTE = " + std::to_string(parts_offset_) +
                ";  // the row partials' offset in the workspace");
-      if (s_.lagged_finish) {
-        out.line("constexpr size_t COUNTERS_BYTE = " + std::to_string(counters_offset_) +
-                 ", ROW_GROUPS = " + std::to_string(lag_row_groups(m_blocks)) +
-                 ";  // lagged_finish: the counters' offset, and their groups of 64 rows");
-      } else {
-        out.line("constexpr int ROW_ELEMS = " + std::to_string(schedule::kFinishRowElements) +
-                 ";  // the finish kernel's elements a lane per step along a row");
-      }
+      out.line("constexpr int ROW_ELEMS = " + std::to_string(schedule::kFinishRowElements) +
+               ";  // the finish kernel's elements a lane per step along a row");
       if (s_.finish_row_split) {
         out.line("constexpr int ROW_SPLIT = " + std::to_string(schedule::kFinishSplit) +
                  ";  // the finish kernel's warps a row");
@@ -443,48 +425,6 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.close();
   }
 
-  // Groups of 64 rows the lagged_finish counters count (every consumer warpgroup's rows of every row block).
-  static std::int64_t lag_row_groups(std::int64_t m_blocks) { return m_blocks * 2; }
-
-  // lagged_finish's device helpers: a warpgroup's tile counted as arrived, and the wait for a row group.
-  void lag_helpers(CodeStream& out) const {
-    if (!s_.tma_store) {
-      out.raw(R"CUDA(// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.
-__device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar.sync %0, 128;" :: "r"(2 + consumer) : "memory"); }
-)CUDA");
-    }
-    out.raw(R"CUDA(// lagged_finish: after the warpgroup's stores of a tile (its stash and row partials), one thread makes
-// them visible at GPU scope (the fence is cumulative over what the barrier ordered before it) and counts
-// the tile in its row group.
-__device__ __forceinline__ void lag_arrive(int* arrived, int consumer) {
-  warpgroup_sync(consumer);
-  if ((threadIdx.x & 127) == 0) {
-    __threadfence();
-    atomicAdd(arrived, 1);
-  }
-}
-// Waits until `tiles` tiles of a row group have arrived (one thread polls with acquire loads, then the
-// barrier passes what it saw to the warpgroup); counts this wait as finished, and the last of the group's
-// waits zeroes both counters for the next launch.
-__device__ __forceinline__ void lag_wait(int* arrived, int* finished, int tiles, int consumer) {
-  if ((threadIdx.x & 127) == 0) {
-    int seen;
-    for (;;) {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
-      if (seen >= tiles) break;
-      __nanosleep(64);
-    }
-    if (atomicAdd(finished, 1) == tiles - 1) {
-      *(volatile int*)arrived = 0;
-      *(volatile int*)finished = 0;
-    }
-  }
-  warpgroup_sync(consumer);
-}
-
-)CUDA");
-  }
-
   void prefetch_helper(CodeStream& out) const {
     out.line("// A bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2.");
     out.open("__device__ __forceinline__ void prefetch_l2(const void* p, u32 bytes)");
@@ -603,22 +543,8 @@ __device__ __forceinline__ void lag_wait(int* arrived, int* finished, int tiles,
     } else {
       epilogue.begin_stage(out, 0);
     }
-    const bool lags = s_.lagged_finish;
-    if (lags) {
-      out.line("int* const arrived = (int*)((unsigned char*)stash + COUNTERS_BYTE);  // [ROW_GROUPS]");
-      out.line("int* const finished = arrived + ROW_GROUPS;                        // [ROW_GROUPS]");
-      out.line("int lag_m0 = -1, lag_n0 = 0;  // the tile whose later stage this warpgroup runs next");
-      out.line(std::string("// One more turn than tiles: the last tile's later stage runs after them.") +
-               (shared_rows ? " (Each warpgroup's own.)" : ""));
-      out.open(std::string("for (int t = 0; t < tiles.count + ") + (shared_rows ? "2" : "1") + "; ++t)");
-    } else {
-      out.open("for (int t = 0; t < tiles.count; ++t)");
-    }
+    out.open("for (int t = 0; t < tiles.count; ++t)");
     if (shared_rows) out.line("if ((t & 1) != consumer) continue;  // ping-pong: alternate tiles");
-    if (lags) {
-      out.line("int next_m0 = -1, next_n0 = 0;");
-      out.open("if (t < tiles.count)");
-    }
     if (walks_row_blocks()) {
       out.line("const int g = k * tiles.count + t;  // the CTA's tiles so far");
       out.line("const int n0 = tiles.n_tile(t) * BN;");
@@ -656,7 +582,6 @@ __device__ __forceinline__ void lag_wait(int* arrived, int* finished, int tiles,
       out.line("bulk_commit();");
       out.close();
     }
-    if (lags) lag_turn(out);
     out.close();
     if (s_.tma_store)
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
@@ -686,25 +611,6 @@ __device__ __forceinline__ void lag_wait(int* arrived, int* finished, int tiles,
       epilogue.end_stage(out, stage);
     }
     if (walks_row_blocks()) out.close();
-  }
-
-  // lagged_finish, at the end of a turn of the tile loop: this tile counted in its warpgroup's row group, then
-  // the later stage of the warpgroup's previous tile, whose row group's other tiles have had this tile's
-  // mainloop to arrive.
-  void lag_turn(CodeStream& out) const {
-    out.line("lag_arrive(&arrived[(m0 + a_row0) / 64], consumer);");
-    out.line("next_m0 = m0;");
-    out.line("next_n0 = n0;");
-    out.close();  // if (t < tiles.count)
-    out.open("if (lag_m0 >= 0)");
-    out.line("const int m0 = lag_m0, n0 = lag_n0;");
-    out.line("lag_wait(&arrived[(m0 + a_row0) / 64], &finished[(m0 + a_row0) / 64], N_TILES, consumer);");
-    out.line("const bool row_writer = (lane & 3) == 0 && n0 == 0;  // the row block's first column tile");
-    out.line("(void)row_writer;");
-    lag_->finish_lagging_tile(out);
-    out.close();
-    out.line("lag_m0 = next_m0;");
-    out.line("lag_n0 = next_n0;");
   }
 
   // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
@@ -739,9 +645,7 @@ __device__ __forceinline__ void lag_wait(int* arrived, int* finished, int tiles,
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;
-  const EpilogueEmitter* lag_ = nullptr;  // during emit: the lagged_finish later stage's emitter
-  std::int64_t parts_offset_ = 0;     // deferred: bytes of the workspace before the row partials
-  std::int64_t counters_offset_ = 0;  // lagged_finish: bytes of the workspace before the counters
+  std::int64_t parts_offset_ = 0;  // deferred: bytes of the workspace before the row partials
   // The finish kernel's view of the schedule: its inputs come from global memory and its outputs go there
   // (tma_inputs and tma_store stage a tile's inputs and its stash for the main kernel only).
   const Schedule finish_schedule_ = [this] {

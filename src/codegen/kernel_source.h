@@ -45,9 +45,6 @@ struct LaunchConfig {
   // memory.
   int finish_grid_x = 0;
   int finish_block_x = 0;
-  // lagged_finish: the fewest CTAs the persistent grid may run (schedule::lag_window; 0: no such bound). A
-  // smaller grid could leave CTAs waiting on each other, so the launch refuses it.
-  int lag_window = 0;
 };
 
 struct KernelSource {

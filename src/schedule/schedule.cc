@@ -256,16 +256,6 @@ bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s) {
          plan.anchor.n >= std::int64_t{kFinishSplit} * kFinishStepColumns;
 }
 
-std::int64_t lag_window(const FusionPlan& plan, const Schedule& s) {
-  const std::int64_t m_blocks = ceil_div(plan.anchor.m, s.bm);
-  return (ceil_div(plan.anchor.n, s.bn) - 1) * std::min<std::int64_t>(s.raster_group_m, m_blocks) + 1;
-}
-
-bool lagged_finish_applies(const FusionPlan& plan, const Schedule& s) {
-  return s.deferred() && plan.has_reductions() && s.persistent && !s.tma_store && !s.multicast_b &&
-         !s.wide_finish && !s.finish_row_split && !s.stash_terms && lag_window(plan, s) <= kLagWindowLimit;
-}
-
 bool multicast_b_applies(const FusionPlan& plan, const Schedule& s) {
   return (!plan.has_reductions() || s.deferred()) && s.cluster_n == 1;
 }
@@ -556,15 +546,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
   }
-  if (s.lagged_finish && !lagged_finish_applies(plan, s)) {
-    fail("lagged_finish=true needs reduction=deferred on the persistent grid (persistent=" +
-         std::string(s.persistent ? "true" : "false") +
-         "), without tma_store, multicast_b, wide_finish, finish_row_split and stash_terms, and a row block's " +
-         std::to_string(ceil_div(a.n, s.bn)) + " column tiles within " + std::to_string(kLagWindowLimit) +
-         " consecutive tiles of the grid's order (" + std::to_string(lag_window(plan, s)) +
-         " at raster_group_m=" + std::to_string(s.raster_group_m) + ", reduction=" +
-         std::string(reduction_placement_name(s.reduction)) + ")");
-  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -676,7 +657,6 @@ std::span<const OptionalKnob> optional_knobs() {
       {"reciprocal_division", &Schedule::reciprocal_division, true, true},
       {"stash_terms", &Schedule::stash_terms, true},
       {"wide_finish", &Schedule::wide_finish},
-      {"lagged_finish", &Schedule::lagged_finish},
   };
   return kKnobs;
 }

@@ -159,14 +159,6 @@ struct Schedule {
   // or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone. Written to JSON
   // only when true.
   bool wide_finish = false;
-  // With a deferred reduction on the persistent grid: no finish kernel. Each consumer warpgroup runs the
-  // stage after the reduction for its previous tile itself, after the next tile's mainloop and stage 0: it
-  // counts its own 64 rows' arrival in a per-row-group counter of the workspace, waits there until every
-  // column tile of the lagging tile's rows has arrived, combines their row partials over its quads, and
-  // re-reads the lagging tile's stash while it is still in L2. Its last tile runs as the CTA's tail. The
-  // tiles of a row block must lie within as many consecutive tiles of the grid's order as the grid has CTAs
-  // (lag_window), or CTAs could wait on each other. Written to JSON only when true.
-  bool lagged_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -245,18 +237,6 @@ bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
 /// (every group of eight columns lies wholly inside a row or outside it, 16-byte aligned), and every tile of
 /// the plan and every input read by column 16-bit or f32 (the same for a plan and its merged forms).
 bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
-
-/// With lagged_finish: the consecutive tiles of the persistent grid's order (row blocks walked GROUP_M at a
-/// time) that a row block's column tiles span, (N_TILES - 1) x min(GROUP_M, M_BLOCKS) + 1. A launch needs at
-/// least this many CTAs: a CTA then waits only on tiles that come before its own next one.
-std::int64_t lag_window(const FusionPlan& plan, const Schedule& s);
-/// The most CTAs a lagged_finish launch may count on: one an SM of the smallest Hopper part comfuse targets
-/// (132, the H100 SXM and the H200); a launch on a device with fewer refuses the kernel.
-inline constexpr std::int64_t kLagWindowLimit = 132;
-/// Whether lagged_finish can change the kernel of `plan` under `s`: a deferred, persistent reduction whose
-/// stash leaves by plain stores (no tma_store), without multicast_b and without the finish kernel's own
-/// knobs (wide_finish, finish_row_split, stash_terms), and a window within kLagWindowLimit.
-bool lagged_finish_applies(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
 /// reduction barrier (two stages), nothing reduced in the second.

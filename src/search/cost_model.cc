@@ -21,9 +21,6 @@ constexpr double kLatePassEfficiency = 0.5;
 // How much longer one consumer warpgroup takes over an epilogue than the two the streaming rates assume
 // (fitted to the exhaustive sweeps of 2026-12-02 and the shipped log's cooperative BM = 64 records).
 constexpr double kLoneEpilogueSlowdown = 1.5;
-// A byte re-read from L2 shortly after it was written (lagged_finish's stash and partials) against one from
-// DRAM: about the ratio of the H200's L2 and DRAM bandwidths. A prior, for the calibration to correct.
-constexpr double kL2RereadWeight = 0.4;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -204,14 +201,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const auto carried = static_cast<double>(plan.carried_tiles.size());
   const auto later_stages = static_cast<double>(plan.stages.size() - 1);
   double finish_us = 0;
-  if (deferred && s.lagged_finish) {
-    // lagged_finish: no finish kernel. A tile's later stage runs in the main kernel one tile later: it
-    // combines its rows' partials of every column tile (a float a reduction, a tile and a row, from L2),
-    // re-reads its stash while still in L2 (at a fraction of the DRAM cost) and writes the outputs.
-    early_bytes += stashed * carried;
-    late_bytes += kL2RereadWeight * (stashed * load_weight * carried +
-                                     4.0 * reductions * static_cast<double>(n_tiles) / s.bn);
-  } else if (deferred) {
+  if (deferred) {
     // The main kernel only writes the stash (in whole lines through TMA with tma_store); the finish kernel
     // streams it back with the later stages' inputs and writes the outputs (whole rows, coalesced: at the
     // DRAM rate), after a launch of its own.
@@ -240,8 +230,8 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // The later stages of an in-kernel reduction run as a pass after a barrier: each thread walks the values
   // it carried, loads few of them at a time and waits on each, at half the rate of the streaming model
   // (fitted to the shipped log's measurements: see benchmarks/NOTES.md, the cost model's late passes).
-  const double late_us = lone * (late_ops * element_us + late_bytes * byte_us) /
-                         (in_kernel || s.lagged_finish ? kLatePassEfficiency : 1.0);
+  const double late_us =
+      lone * (late_ops * element_us + late_bytes * byte_us) / (in_kernel ? kLatePassEfficiency : 1.0);
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
   // warpgroups a named barrier.
   const double exchange_us =

@@ -167,7 +167,6 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
     s.stash_terms = false;
   if (!schedule::wide_finish_applies(plan, s)) s.wide_finish = false;
   if (s.wide_finish) s.batched_reads = s.deep_reads = false;  // the finish kernel loads eight columns at once
-  if (!schedule::lagged_finish_applies(plan, s)) s.lagged_finish = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

@@ -355,34 +355,6 @@ TEST(KernelCompile, MulticastB) {
   });
 }
 
-TEST(KernelCompile, LaggedFinish) {
-  // The later stage in the main kernel a tile behind: cooperative tiles of two warpgroups over a one-pass
-  // variance, ping-pong tiles over an online softmax, inputs staged through TMA for stage 0 only, RMSNorm's
-  // own stages, and a row-value output.
-  Schedule one_pass = deferred_one_pass_layer_norm();
-  one_pass.lagged_finish = one_pass.interior_tiles = true;
-  Schedule online = deferred_online_softmax();
-  online.persistent = online.lagged_finish = true;
-  Schedule staged = one_pass;
-  staged.tma_inputs = true;
-  staged.vector_loads = staged.batched_reads = staged.deep_reads = true;
-  Schedule rms = one_pass;
-  rms.one_pass_variance = false;
-  Schedule lone = one_pass;
-  lone.bm = 64;
-  lone.one_pass_variance = false;
-  compile_all({
-      {"post_layernorm odd, lagged, one pass", workload("post_layernorm", kOdd), std::nullopt, one_pass},
-      {"gemm_softmax online, lagged ping-pong", workload("gemm_softmax", Shape{127, 72, 1000}), std::nullopt,
-       online},
-      {"post_layernorm reduced, lagged, stage 0's inputs through TMA", workload("post_layernorm", kReduced),
-       std::nullopt, staged},
-      {"post_rmsnorm odd, lagged", workload("post_rmsnorm", kOdd), std::nullopt, rms},
-      {"row values and three outputs, lagged, one warpgroup", test_programs::row_value_outputs(127, 72, 257),
-       std::nullopt, lone},
-  });
-}
-
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

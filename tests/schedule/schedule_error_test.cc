@@ -340,45 +340,6 @@ TEST(ScheduleErrors, StashTerms) {
       "table of their factors holds at most 1024");
 }
 
-TEST(ScheduleErrors, LaggedFinish) {
-  auto lagged = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.persistent = s.lagged_finish = true;
-  };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), lagged), "(no error)");
-  const std::string needs =
-      "schedule for 'mm': lagged_finish=true needs reduction=deferred on the persistent grid (persistent=";
-  const std::string without =
-      "), without tma_store, multicast_b, wide_finish, finish_row_split and stash_terms, and a row block's ";
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             lagged(s);
-                             s.persistent = false;
-                           }),
-            needs + "false" + without +
-                "4 column tiles within 132 consecutive tiles of the grid's order (7 at raster_group_m=8, "
-                "reduction=deferred)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             lagged(s);
-                             s.wide_finish = true;
-                           }),
-            needs + "true" + without +
-                "4 column tiles within 132 consecutive tiles of the grid's order (7 at raster_group_m=8, "
-                "reduction=deferred)");
-  // 64 column tiles of 128 over row blocks walked 8 at a time span 63 x 8 + 1 tiles of the grid's order.
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 2048, 128, 8192), lagged),
-            needs + "true" + without +
-                "64 column tiles within 132 consecutive tiles of the grid's order (505 at raster_group_m=8, "
-                "reduction=deferred)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 2048, 128, 8192),
-                           [&](Schedule& s) {
-                             lagged(s);
-                             s.raster_group_m = 2;
-                           }),
-            "(no error)");
-}
-
 TEST(ScheduleErrors, WideFinish) {
   auto deferred = [](Schedule& s) {
     defer_layer_norm(s);

@@ -184,35 +184,5 @@ TEST(CostModel, CalibrationCarriesAKnobsEffectToSchedulesNotMeasured) {
   EXPECT_EQ(count, 23 + static_cast<int>(schedule::optional_knobs().size()));  // the 23rd: deferred
 }
 
-TEST(CostModel, TheLaggedFinishDropsTheFinishKernelButNotItsWork) {
-  // post-LN M8192 K4096 N4096, deferred, a bf16 stash. Ping-pong: each tile's later stage, now in the main
-  // kernel, hides under the other warpgroup's mainloop, so the finish kernel's time goes. Cooperative: both
-  // warpgroups run it after their tile, with the tensor cores idle; either way the estimate stays at or
-  // above the same grid with nothing to finish.
-  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
-  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
-  for (const bool ping_pong : {true, false}) {
-    schedule::Schedule deferred;
-    deferred.bm = ping_pong ? 64 : 128;
-    deferred.bn = 256;
-    deferred.warp_roles = ping_pong ? schedule::WarpRoles::kPingPong : schedule::WarpRoles::kCooperative;
-    deferred.carried = schedule::ValueHome::kL2Stash;
-    deferred.reduction = schedule::ReductionPlacement::kDeferred;
-    deferred.one_pass_variance = deferred.bf16_stash = deferred.persistent = true;
-    schedule::Schedule lagged = deferred;
-    lagged.lagged_finish = true;
-    schedule::Schedule plain = deferred;
-    plain.reduction = schedule::ReductionPlacement::kCta;
-    plain.one_pass_variance = plain.bf16_stash = false;
-    const double lagged_us = estimate(plan, lagged).total_us;
-    EXPECT_GE(lagged_us, estimate(gemm, plain).total_us) << "ping-pong " << ping_pong;
-    if (ping_pong) {
-      EXPECT_LT(lagged_us, estimate(plan, deferred).total_us);
-    } else {
-      EXPECT_GT(lagged_us - estimate(gemm, plain).total_us, 20.0);  // 8 tiles' later stages a CTA, serial
-    }
-  }
-}
-
 }  // namespace
 }  // namespace comfuse::search

@@ -222,28 +222,6 @@ TEST(SearchSpace, TheFinishKernelsKnobsOnlyForDeferredRows) {
   EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s).wide_finish);
 }
 
-TEST(SearchSpace, TheLaggedFinishOnlyWhereItsWaitsCannotCloseACircle) {
-  schedule::Schedule s;
-  s.bm = 128;
-  s.bn = 256;
-  s.reduction = schedule::ReductionPlacement::kDeferred;
-  s.carried = schedule::ValueHome::kL2Stash;
-  s.one_pass_variance = s.persistent = s.lagged_finish = true;
-  const schedule::FusionPlan suite = plan_of("post_layernorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
-  EXPECT_TRUE(canonical(suite, s).lagged_finish);  // 16 column tiles: a window of 121
-  // 32 column tiles: a window of 249, more than the CTAs of the smallest target.
-  EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 8192}, {"K", 4096}, {"N", 8192}}), s).lagged_finish);
-  schedule::Schedule one_launch = s;
-  one_launch.persistent = false;
-  EXPECT_FALSE(canonical(suite, one_launch).lagged_finish);
-  schedule::Schedule wide = s;
-  wide.wide_finish = true;  // a knob of the finish kernel, which the lagged finish has none of
-  EXPECT_FALSE(canonical(suite, wide).lagged_finish);
-  schedule::Schedule in_kernel = s;
-  in_kernel.reduction = schedule::ReductionPlacement::kCta;
-  EXPECT_FALSE(canonical(suite, in_kernel).lagged_finish);
-}
-
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

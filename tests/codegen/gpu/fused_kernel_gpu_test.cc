@@ -515,27 +515,6 @@ std::vector<Case> cases() {
     c.label = "wide_finish_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
-  // The deferred cases whose finish kernel has no knobs of its own, once more on the persistent grid with
-  // the later stage in the main kernel a tile behind (lagged_finish): the persistent cases of M = 4500 give
-  // every CTA several tiles, waits across CTAs included; and the suite's post-LN at K = 4096, N = 4096 in the
-  // form its deferred winners take (cooperative 128 x 256, a bf16 stash), 256 tiles over the grid.
-  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
-    Case c = result[i];
-    const Schedule& s = c.schedule;
-    if (!s.deferred() || s.lagged_finish || s.wide_finish || s.finish_row_split || s.stash_terms) continue;
-    c.schedule.persistent = c.schedule.lagged_finish = true;
-    c.schedule.tma_store = c.schedule.multicast_b = false;
-    c.label = "lagged_finish_" + c.label;
-    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
-  }
-  Schedule lagged;
-  lagged.bn = 256;
-  lagged.carried = ValueHome::kL2Stash;
-  lagged.reduction = ReductionPlacement::kDeferred;
-  lagged.persistent = lagged.lagged_finish = lagged.bf16_stash = lagged.one_pass_variance = true;
-  lagged.vector_loads = lagged.batched_reads = lagged.deep_reads = lagged.interior_tiles = true;
-  result.push_back(
-      {"post_layernorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}}, lagged, "lagged_finish_coop_128x256/suite"});
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
