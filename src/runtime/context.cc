@@ -70,6 +70,9 @@ void DeviceBuffer::copy_from_host(const void* data, std::size_t bytes) {
                                      std::to_string(bytes_) + " bytes");
   if (bytes == 0) return;
   driver_->check(driver_->api().memcpy_htod(pointer_, data, bytes), "cuMemcpyHtoD");
+  // From pageable memory the call may return before the DMA has landed, and the legacy stream it is ordered
+  // on does not order the non-blocking streams kernels run on: wait for it here.
+  driver_->check(driver_->api().ctx_synchronize(), "cuCtxSynchronize");
 }
 
 void DeviceBuffer::copy_to_host(void* data, std::size_t bytes) const {
@@ -81,6 +84,9 @@ void DeviceBuffer::copy_to_host(void* data, std::size_t bytes) const {
 
 void DeviceBuffer::fill_bytes(std::uint8_t value) {
   driver_->check(driver_->api().memset_d8(pointer_, value, bytes_), "cuMemsetD8");
+  // A memset of device memory is asynchronous, on the legacy stream: wait, so that no launch on a
+  // non-blocking stream starts before the bytes are set (or has its outputs overwritten after it).
+  driver_->check(driver_->api().ctx_synchronize(), "cuCtxSynchronize");
 }
 
 Stream::Stream(const Context& context) : driver_(&context.driver()) {

@@ -44,7 +44,8 @@ class Context {
   CUcontext context_ = nullptr;
 };
 
-/// Device memory of a fixed size from cuMemAlloc. Copies are synchronous. Not copyable; movable.
+/// Device memory of a fixed size from cuMemAlloc. Copies and fills are synchronous: each has landed when it
+/// returns, whatever stream a later launch uses. Not copyable; movable.
 class DeviceBuffer {
  public:
   /// Allocates `bytes` (at least 1) on `context`'s device; contents undefined.
@@ -59,7 +60,7 @@ class DeviceBuffer {
   void copy_from_host(const void* data, std::size_t bytes);
   /// Copies `bytes` from the start of the buffer to host memory; throws InternalError if beyond the end.
   void copy_to_host(void* data, std::size_t bytes) const;
-  /// Sets every byte to `value`.
+  /// Sets every byte to `value`, and waits until it is done.
   void fill_bytes(std::uint8_t value);
 
   template <typename T>

@@ -2,6 +2,7 @@
 // shared memory, resource usage against the driver's, cached cubins, the fingerprint.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,39 @@ TEST_F(LaunchTest, LaunchAndReadBack) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], a[i] + b[i]) << "element " << i;
   for (int i = n; i < n + 64; ++i)
     ASSERT_TRUE(std::isnan(out[i])) << "element " << i << " past the end was written";
+}
+
+TEST_F(LaunchTest, FillsAndUploadsHaveLandedBeforeALaunchOnAnotherStream) {
+  // A fill and an upload of device memory run on the legacy stream, which orders nothing on a non-blocking
+  // stream: the kernel launched right after them there must still see every byte. 1 GiB and 256 MiB take
+  // hundreds of microseconds; the kernel reads their last words a launch later.
+  const CompiledProgram program = compile(test_kernels::kVectorAdd);
+  Module module(context(), program.image);
+  const Function kernel = module.function("vector_add");
+  const std::size_t fill_bytes = std::size_t{1} << 30, upload_floats = std::size_t{1} << 26;
+  const int n = 1024;
+  DeviceBuffer filled(context(), fill_bytes), uploaded(context(), upload_floats * sizeof(float));
+  DeviceBuffer out_fill(context(), n * sizeof(float)), out_upload(context(), n * sizeof(float));
+  DeviceBuffer zeros(context(), n * sizeof(float));
+  zeros.fill_bytes(0);
+  filled.fill_bytes(0);
+  const std::vector<float> pattern(upload_floats, 3.5f);
+  Stream stream(context());
+  LaunchConfig config;
+  config.grid.x = (n + 255) / 256;
+  config.block.x = 256;
+  config.stream = stream.get();
+  filled.fill_bytes(0x40);  // 3.0039 in every float
+  launch(kernel, config, out_fill.get(), filled.get() + fill_bytes - n * sizeof(float), zeros.get(), n);
+  uploaded.upload<float>(pattern);
+  launch(kernel, config, out_upload.get(), uploaded.get() + (upload_floats - n) * sizeof(float), zeros.get(),
+         n);
+  stream.synchronize();
+  float fill_value = 0;
+  const unsigned word = 0x40404040u;
+  std::memcpy(&fill_value, &word, sizeof(word));
+  EXPECT_EQ(out_fill.download<float>(n), std::vector<float>(n, fill_value));
+  EXPECT_EQ(out_upload.download<float>(n), std::vector<float>(n, 3.5f));
 }
 
 TEST_F(LaunchTest, DynamicSharedMemoryAbove48KB) {
