@@ -79,12 +79,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
 std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
                                        const std::vector<Schedule>& raw) {
   std::vector<Schedule> forms(raw.size());
-  support::parallel_for(static_cast<std::int64_t>(raw.size()), support::resolve_threads(0),
-                        [&](std::int64_t begin, std::int64_t end) {
-                          for (std::int64_t i = begin; i < end; ++i)
-                            forms[static_cast<std::size_t>(i)] =
-                                canonical_form(plan, knobs, raw[static_cast<std::size_t>(i)]);
-                        });
+  support::parallel_each(raw.size(), [&](std::size_t i) { forms[i] = canonical_form(plan, knobs, raw[i]); });
   std::sort(forms.begin(), forms.end());
   forms.erase(std::unique(forms.begin(), forms.end()), forms.end());
   return forms;
@@ -96,14 +91,9 @@ std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& 
                              const std::vector<Schedule>& raw, const schedule::TargetLimits& limits) {
   const std::vector<Schedule> unique = unique_canonical(plan, knobs, raw);
   std::vector<std::pair<std::string, const Schedule*>> keyed(unique.size());
-  support::parallel_for(static_cast<std::int64_t>(unique.size()), support::resolve_threads(0),
-                        [&](std::int64_t begin, std::int64_t end) {
-                          for (std::int64_t i = begin; i < end; ++i) {
-                            const Schedule& s = unique[static_cast<std::size_t>(i)];
-                            if (legal(plan, s, limits))
-                              keyed[static_cast<std::size_t>(i)] = {schedule::to_json(s).dump(), &s};
-                          }
-                        });
+  support::parallel_each(unique.size(), [&](std::size_t i) {
+    if (legal(plan, unique[i], limits)) keyed[i] = {schedule::to_json(unique[i]).dump(), &unique[i]};
+  });
   std::erase_if(keyed, [](const auto& entry) { return entry.second == nullptr; });
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Schedule> out;

@@ -50,14 +50,11 @@ std::vector<SpaceEntry> admitted(const schedule::FusionPlan& plan, const std::ve
   for (const Schedule& s : space) {
     if (!admit || admit(s)) entries.push_back({s, "", 0});
   }
-  support::parallel_for(static_cast<std::int64_t>(entries.size()), support::resolve_threads(0),
-                        [&](std::int64_t begin, std::int64_t end) {
-                          for (std::int64_t i = begin; i < end; ++i) {
-                            SpaceEntry& e = entries[static_cast<std::size_t>(i)];
-                            e.family = model_family(plan, e.schedule);
-                            e.raw_us = estimate(plan, e.schedule, machine).total_us;
-                          }
-                        });
+  support::parallel_each(entries.size(), [&](std::size_t i) {
+    SpaceEntry& e = entries[i];
+    e.family = model_family(plan, e.schedule);
+    e.raw_us = estimate(plan, e.schedule, machine).total_us;
+  });
   return entries;
 }
 
@@ -73,7 +70,6 @@ class Tuner {
         target_(measurer.target()),
         space_(admitted(plan_, schedule_space(plan_, options.limits), options.admit, machine_model(target_))),
         model_(plan_, machine_model(target_)),
-        prepare_seconds_(std::chrono::duration<double>(Clock::now() - prepare_start_).count()),
         start_(Clock::now()) {
     compile_options_ = options.compile_options.empty() ? runtime::nvrtc_options({}) : options.compile_options;
     progress_.space = static_cast<int>(space_.size());
@@ -292,7 +288,7 @@ class Tuner {
     TuneResult result =
         finish_run(records_, progress_, std::chrono::duration<double>(Clock::now() - start_).count(),
                    "candidate", tried_.size(), key_);
-    result.prepare_seconds = prepare_seconds_;
+    result.prepare_seconds = std::chrono::duration<double>(start_ - prepare_start_).count();
     return result;
   }
 
@@ -309,7 +305,7 @@ class Tuner {
 
   const TuneOptions& options_;
   Measurer& measurer_;
-  // When preparing the space began (prepare_seconds_ is the time it took).
+  // When preparing the space began: building and ranking it takes until start_.
   Clock::time_point prepare_start_;
   te::Program program_;
   std::string key_;
@@ -317,7 +313,6 @@ class Tuner {
   runtime::DeviceFingerprint target_;
   std::vector<SpaceEntry> space_;
   CalibratedModel model_;
-  double prepare_seconds_ = 0;  // building and ranking the space
   // The run's clock, started once the space is ready: the seconds budget is for compiling and measuring.
   Clock::time_point start_;
   std::vector<std::string> compile_options_;

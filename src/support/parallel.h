@@ -44,4 +44,13 @@ void parallel_for(std::int64_t count, int threads, const Body& body) {
   }
 }
 
+/// Calls body(i) for every i of [0, count), on every core (slices as parallel_for makes them).
+template <typename Body>
+void parallel_each(std::size_t count, const Body& body) {
+  parallel_for(static_cast<std::int64_t>(count), resolve_threads(0),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) body(static_cast<std::size_t>(i));
+               });
+}
+
 }  // namespace comfuse::support

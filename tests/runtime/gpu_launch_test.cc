@@ -2,7 +2,7 @@
 // shared memory, resource usage against the driver's, cached cubins, the fingerprint.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <bit>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -81,10 +81,7 @@ TEST_F(LaunchTest, FillsAndUploadsHaveLandedBeforeALaunchOnAnotherStream) {
   launch(kernel, config, out_upload.get(), uploaded.get() + (upload_floats - n) * sizeof(float), zeros.get(),
          n);
   stream.synchronize();
-  float fill_value = 0;
-  const unsigned word = 0x40404040u;
-  std::memcpy(&fill_value, &word, sizeof(word));
-  EXPECT_EQ(out_fill.download<float>(n), std::vector<float>(n, fill_value));
+  EXPECT_EQ(out_fill.download<float>(n), std::vector<float>(n, std::bit_cast<float>(0x40404040u)));
   EXPECT_EQ(out_upload.download<float>(n), std::vector<float>(n, 3.5f));
 }
 
