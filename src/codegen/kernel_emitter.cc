@@ -625,14 +625,22 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.open(result.finish_name + "(" + parameters(result) + ")");
     out.line("const int lane = threadIdx.x & 31;");
     const bool split = s_.finish_row_split;
-    out.line("const int row = blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
-             (split ? " + threadIdx.x / (32 * ROW_SPLIT);" : " + threadIdx.x / 32;"));
+    const std::string nth = "blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
+                            (split ? " + threadIdx.x / (32 * ROW_SPLIT)" : " + threadIdx.x / 32");
+    if (s_.reverse_finish) {
+      out.line(
+          "// The last rows first: the main kernel wrote their stash last, and L2 still holds it when this "
+          "kernel starts.");
+      out.line("const int row = M - 1 - (" + nth + ");");
+    } else {
+      out.line("const int row = " + nth + ";");
+    }
     if (split) {
       out.line(
           "const int part = threadIdx.x / 32 % ROW_SPLIT;  // this warp takes every ROW_SPLIT-th step from "
           "it");
     }
-    out.line("if (row >= M) return;");
+    out.line(s_.reverse_finish ? "if (row < 0) return;" : "if (row >= M) return;");
     out.line(std::string("const bool row_writer = lane == 0") + (split ? " && part == 0" : "") +
              ";  // writes row-value outputs");
     out.line("(void)row_writer;");

@@ -546,6 +546,10 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
   }
+  if (s.reverse_finish && !s.deferred()) {
+    fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
+         std::string(reduction_placement_name(s.reduction)) + ")");
+  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -657,6 +661,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"reciprocal_division", &Schedule::reciprocal_division, true, true},
       {"stash_terms", &Schedule::stash_terms, true},
       {"wide_finish", &Schedule::wide_finish},
+      {"reverse_finish", &Schedule::reverse_finish},
   };
   return kKnobs;
 }

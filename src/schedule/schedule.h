@@ -159,6 +159,12 @@ struct Schedule {
   // or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone. Written to JSON
   // only when true.
   bool wide_finish = false;
+  // With a deferred reduction, the finish kernel takes the rows last-first: the main kernel writes the stash
+  // row block by row block, so when it ends L2 still holds the lines of its last rows, and a finish kernel
+  // that starts there reads those from L2 before its own traffic evicts them (one that starts at row 0 finds
+  // the first rows' lines long gone, and by the time it reaches the last ones it has evicted them itself).
+  // The rows' values are the same either way. Written to JSON only when true.
+  bool reverse_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }

@@ -206,8 +206,13 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     // streams it back with the later stages' inputs and writes the outputs (whole rows, coalesced: at the
     // DRAM rate), after a launch of its own.
     early_bytes += stashed * carried * (s.tma_store ? 0.5 : 1.0);
-    const double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
-                              (stashed * carried + late_input_bytes + late_output_bytes);
+    double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
+                        (stashed * carried + late_input_bytes + late_output_bytes);
+    if (s.reverse_finish) {
+      // The last rows first: the part of the stash L2 still holds is read at the L2 rate.
+      const double stash_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) * stashed * carried;
+      rows_bytes -= std::min(stash_bytes, machine.l2_held_stash_bytes) * (1 - machine.dram_gbps / machine.l2_gbps);
+    }
     // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
     // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).
     const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);

@@ -157,6 +157,9 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
     s.stash_terms = false;
   if (!schedule::wide_finish_applies(plan, s)) s.wide_finish = false;
   if (s.wide_finish) s.batched_reads = s.deep_reads = false;  // the finish kernel loads eight columns at once
+  // Searched with the wide walk alone, which every deferred winner has taken since it was added: with the
+  // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
+  if (!s.wide_finish) s.reverse_finish = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

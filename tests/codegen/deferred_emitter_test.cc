@@ -230,6 +230,41 @@ TEST(DeferredEmitter, AWideFinishMovesEightColumnsALaneAndChangesOnlyThePartials
                "const float4 hi = inb ? *(const float4*)(&stash[((size_t)0 * M + grow) * N + gcol] + 4)"));
 }
 
+TEST(DeferredEmitter, AReversedFinishTakesTheLastRowsFirstAndChangesNothingElse) {
+  const FusionPlan ln = plan_of("post_layernorm", 127, 72, 2056);  // wide enough for four warps a row
+  Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
+  for (const bool split : {false, true}) {
+    s.finish_row_split = split;
+    s.reverse_finish = false;
+    const KernelSource forward = emit_kernel(ln, s, kKey);
+    s.reverse_finish = true;
+    const KernelSource reverse = emit_kernel(ln, s, kKey);
+    EXPECT_TRUE(main_kernel_text(reverse) == main_kernel_text(forward));
+    const std::string rows = split ? "blockIdx.x * 2 + threadIdx.x / (32 * ROW_SPLIT)"
+                                   : "blockIdx.x * 8 + threadIdx.x / 32";
+    const auto named = [](const KernelSource& k) {  // the name hashes the schedule
+      std::string text = finish_kernel_text(k);
+      for (std::size_t at = text.find(k.finish_name); at != std::string::npos; at = text.find(k.finish_name))
+        text.replace(at, k.finish_name.size(), "NAME");
+      return text;
+    };
+    const std::string finish = named(reverse);
+    EXPECT_TRUE(contains(finish, "  const int row = M - 1 - (" + rows + ");\n"));
+    EXPECT_TRUE(contains(finish, "  if (row < 0) return;\n"));
+    // Row by row the same code: undo the order and the bounds check, and the forward kernel remains.
+    std::string undone;
+    std::istringstream lines(finish);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("The last rows first") != std::string::npos) continue;
+      if (line == "  const int row = M - 1 - (" + rows + ");") line = "  const int row = " + rows + ";";
+      if (line == "  if (row < 0) return;") line = "  if (row >= M) return;";
+      undone += line + "\n";
+    }
+    EXPECT_EQ(undone, named(forward));
+  }
+}
+
 TEST(DeferredEmitter, AWideFinishReadsARowsPartialsSideBySide) {
   const FusionPlan softmax = plan_of("gemm_softmax", 127, 72, 1000);
   Schedule s = deferred_ping_pong();

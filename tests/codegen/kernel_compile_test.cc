@@ -300,7 +300,7 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   Schedule wide_terms = split_terms;
   wide_terms.wide_finish = true;
   Schedule wide_f32 = online;
-  wide_f32.wide_finish = true;
+  wide_f32.wide_finish = wide_f32.reverse_finish = true;
   wide_f32.batched_reads = wide_f32.deep_reads = false;
   compile_all({
       {"gemm_softmax online, terms stashed, deep pair reads", workload("gemm_softmax", Shape{127, 72, 1000}),

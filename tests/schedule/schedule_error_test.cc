@@ -360,6 +360,21 @@ TEST(ScheduleErrors, WideFinish) {
       "tiles and inputs along the rows (reduction=cta, N=512)");
 }
 
+TEST(ScheduleErrors, ReverseFinish) {
+  auto deferred = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.reverse_finish = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.reduction = ReductionPlacement::kCta;
+                           }),
+            "schedule for 'mm': reverse_finish=true orders a finish kernel's rows, which only "
+            "reduction=deferred has (reduction=cta)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

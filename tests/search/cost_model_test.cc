@@ -66,6 +66,25 @@ TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
   EXPECT_EQ(model_family(plan, deferred), "ping_pong/64/l2_stash/deferred");  // bf16_stash left out
 }
 
+TEST(CostModel, AReversedFinishReadsThePartOfTheStashL2HoldsAtTheL2Rate) {
+  // post-LN M16384 N1024: a 32 MB bf16 stash, of which the model's L2 holds 16 MB when the main kernel ends.
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
+  const double forward = estimate(plan, s).total_us;
+  s.reverse_finish = true;
+  const double reverse = estimate(plan, s).total_us;
+  const MachineModel machine;
+  const double saved_us = machine.l2_held_stash_bytes * (1 / machine.dram_gbps - 1 / machine.l2_gbps) / 1e3;
+  EXPECT_GT(forward - reverse, 0.9 * saved_us);
+  EXPECT_LT(forward - reverse, 1.5 * saved_us);  // at most a thinly filled finish grid's share more
+}
+
 TEST(CostModel, ApproximateMathShortensTheElementsOfASoftCap) {
   // The cap's tanh and the finish kernel's exp a special-function operation each: the epilogue costs less,
   // the reductions' own updates (accurate either way) the same.

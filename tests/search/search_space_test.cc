@@ -222,6 +222,30 @@ TEST(SearchSpace, TheFinishKernelsKnobsOnlyForDeferredRows) {
   EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s).wide_finish);
 }
 
+TEST(SearchSpace, TheFinishKernelTakesItsRowsLastFirstOnlyWithTheWideWalk) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.wide_finish = s.reverse_finish = true;
+  EXPECT_TRUE(canonical(ln, s).reverse_finish);
+  s.wide_finish = false;
+  EXPECT_FALSE(canonical(ln, s).reverse_finish);
+  s.wide_finish = true;
+  s.reduction = schedule::ReductionPlacement::kCta;  // no finish kernel
+  EXPECT_FALSE(canonical(ln, s).reverse_finish);
+  // The space holds both orders of every wide deferred schedule, and the order alone with the wide walk.
+  const std::vector<schedule::Schedule> space = schedule_space(ln, schedule::TargetLimits{});
+  std::size_t wide = 0, reversed = 0;
+  for (const schedule::Schedule& each : space) {
+    wide += each.wide_finish && !each.reverse_finish;
+    reversed += each.reverse_finish;
+    if (each.reverse_finish) EXPECT_TRUE(each.wide_finish && each.deferred());
+  }
+  EXPECT_GT(wide, 0u);
+  EXPECT_EQ(reversed, wide);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

@@ -515,6 +515,15 @@ std::vector<Case> cases() {
     c.label = "wide_finish_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
+  // The wide finish kernels of the first-deferred cases (every deferred plan, the tails in M among them)
+  // once more with the rows taken last-first.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (c.label.rfind("wide_finish_deferred_", 0) != 0) continue;
+    c.schedule.reverse_finish = true;
+    c.label = "reverse_finish_" + c.label;
+    result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
