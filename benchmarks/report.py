@@ -37,7 +37,7 @@ SYSTEMS = [
 
 # Fields taken from each source (missing ones are null).
 COMFUSE_FIELDS = ["ours_us", "cublas_gemm_us", "tune_seconds", "max_rel_err", "correct", "schedule_source",
-                  "plan", "b2b_fused_us", "unfused_us", "b2b_fused_correct", "unfused_unsupported"]
+                  "plan", "b2b_fused_us", "unfused_us", "b2b_fused_correct", "unfused_unsupported", "ours_kernel_us"]
 TORCH_FIELDS = ["inductor_max_autotune_us", "inductor_default_us", "eager_us", "sdpa_us", "torch_gemm_us",
                 "inductor_compile_seconds", "inductor_default_compile_seconds"]
 
@@ -163,7 +163,7 @@ def comfuse_cell(row):
 
 TABLE_HEADER = ["workload", "comfuse µs", "cuBLAS GEMM alone µs", "Inductor max-autotune µs", "Inductor default µs",
                 "eager µs", "SDPA µs", "comfuse / GEMM", "speedup vs Inductor MA", "residual µs", "TFLOP/s",
-                "% of floor"]
+                "% of floor", "comfuse kernels µs"]
 
 
 def table_row(row):
@@ -171,7 +171,13 @@ def table_row(row):
     times = [cell(row[field]) for field, _, _ in SYSTEMS[1:]]
     return [row["name"], comfuse_cell(row)] + times + [
         cell(row["ours_over_gemm"], 2), cell(row["speedup_over_inductor_max_autotune"], 2),
-        cell(row["residual_us"]), cell(row["tflops"], 0), cell(row["pct_of_floor"], 0)]
+        cell(row["residual_us"]), cell(row["tflops"], 0), cell(row["pct_of_floor"], 0), kernels_cell(row)]
+
+
+def kernels_cell(row):
+    """Each kernel of a comfuse run on its own (a deferred reduction: main + finish), when it has several."""
+    times = row.get("ours_kernel_us") or []
+    return " + ".join(cell(t) for t in times) if len(times) > 1 else "—"
 
 
 def geomean_rows(means):
@@ -208,7 +214,9 @@ def header_text(report):
              "",
              "Times are medians in µs; — means not measured or failed. comfuse / GEMM is comfuse over cuBLAS GEMM "
              "alone at the same M, N, K; speedup vs Inductor MA is Inductor max-autotune time over comfuse time "
-             "(above 1: comfuse faster); residual is comfuse − GEMM alone; TFLOP/s is flops / comfuse time. "
+             "(above 1: comfuse faster); residual is comfuse − GEMM alone; TFLOP/s is flops / comfuse time; comfuse "
+             "kernels are the medians of each kernel of a run where it launches several (a deferred reduction's "
+             "main kernel + its finish kernel). "
              f"% of floor is floor / comfuse × 100, the floor being the FLOPs at {PEAK_TFLOPS} TFLOP/s, the bf16 "
              "GEMM peak measured with PyTorch on this H200 (8192³). The first geomean covers the norm and softmax "
              f"epilogues ({', '.join(sorted(NORM_SOFTMAX))}). The two sources time differently (kernel durations "

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
 
@@ -167,6 +168,43 @@ Timing summarize(std::vector<double> samples_us) {
   return timing;
 }
 
+Timing summarize_runs(const std::vector<KernelRecord>& records, int repeats) {
+  COMFUSE_CHECK(repeats >= 1, "a timing needs at least one run");
+  std::vector<std::vector<double>> runs(static_cast<std::size_t>(repeats));  // each run's kernels, by start
+  const bool untagged =
+      std::all_of(records.begin(), records.end(), [](const KernelRecord& r) { return r.tag == 0; });
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    std::uint64_t tag = records[i].tag;
+    // Without external correlation records, one stream's kernels still run in launch order: group them.
+    if (untagged && records.size() % runs.size() == 0) tag = i / (records.size() / runs.size()) + 1;
+    if (tag == 0 || tag > runs.size()) continue;
+    runs[tag - 1].push_back(records[i].duration_us());
+  }
+  std::vector<double> samples;
+  samples.reserve(runs.size());
+  for (std::size_t run = 0; run < runs.size(); ++run) {
+    if (runs[run].empty()) {
+      throw RuntimeError(
+          "cuptiActivityFlushAll", -1,
+          "timed run " + std::to_string(run + 1) + " of " + std::to_string(repeats) +
+              " has no kernel record (" + std::to_string(records.size()) +
+              " records collected); the launch function must enqueue a kernel from this thread");
+    }
+    samples.push_back(std::accumulate(runs[run].begin(), runs[run].end(), 0.0));
+  }
+  Timing timing = summarize(std::move(samples));
+  const std::size_t kernels = runs.front().size();
+  if (std::all_of(runs.begin(), runs.end(), [&](const auto& run) { return run.size() == kernels; })) {
+    for (std::size_t k = 0; k < kernels; ++k) {
+      std::vector<double> durations;
+      durations.reserve(runs.size());
+      for (const auto& run : runs) durations.push_back(run[k]);
+      timing.kernel_median_us.push_back(summarize(std::move(durations)).median_us);
+    }
+  }
+  return timing;
+}
+
 KernelTimer::KernelTimer(const Context& context, const Stream& stream)
     : context_(&context), stream_(&stream) {}
 
@@ -208,32 +246,7 @@ Timing KernelTimer::measure(const std::function<void(CUstream)>& launch, const T
     activity.pop_tag();
   }
   stream_->synchronize();
-  const std::vector<KernelRecord> records = activity.collect();
-
-  std::vector<double> samples(static_cast<std::size_t>(options.repeats), 0.0);
-  std::vector<int> kernels(samples.size(), 0);
-  const bool untagged =
-      std::all_of(records.begin(), records.end(), [](const KernelRecord& r) { return r.tag == 0; });
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    std::uint64_t tag = records[i].tag;
-    // Without external correlation records, one stream's kernels still run in launch order: group them.
-    if (untagged && !records.empty() && records.size() % samples.size() == 0) {
-      tag = i / (records.size() / samples.size()) + 1;
-    }
-    if (tag == 0 || tag > samples.size()) continue;
-    samples[tag - 1] += records[i].duration_us();
-    ++kernels[tag - 1];
-  }
-  for (std::size_t run = 0; run < samples.size(); ++run) {
-    if (kernels[run] == 0) {
-      throw RuntimeError(
-          "cuptiActivityFlushAll", -1,
-          "timed run " + std::to_string(run + 1) + " of " + std::to_string(options.repeats) +
-              " has no kernel record (" + std::to_string(records.size()) +
-              " records collected); the launch function must enqueue a kernel from this thread");
-    }
-  }
-  return summarize(std::move(samples));
+  return summarize_runs(activity.collect(), options.repeats);
 }
 
 Timing KernelTimer::measure_with_events(const std::function<void(CUstream)>& launch,

@@ -71,11 +71,22 @@ struct Timing {
   double stddev_us = 0;
   /// stddev_us / mean_us.
   double cv = 0;
+  /// With the CUPTI clock, each kernel of a run on its own: the median over the runs of the run's first
+  /// kernel (by start), of its second, ... (a deferred reduction: the main kernel, then the finish kernel).
+  /// Empty with the events clock, or when the runs enqueued different numbers of kernels.
+  std::vector<double> kernel_median_us;
 };
 
 /// The summary of `samples_us` (the median of an even count is the mean of the middle two). Throws
 /// InternalError when there are no samples.
 Timing summarize(std::vector<double> samples_us);
+
+/// The summary of `repeats` timed runs from their kernels' records, ordered by start: a run's sample is the
+/// sum of the durations of the records tagged with its number (1 to repeats; others are ignored), and
+/// kernel_median_us the median of each kernel position when every run has the same number of kernels.
+/// Untagged records (no external correlation) are split into `repeats` equal runs in start order when they
+/// divide evenly. A run without a record is a RuntimeError naming the run.
+Timing summarize_runs(const std::vector<KernelRecord>& records, int repeats);
 
 /// Times the kernels a launch function enqueues, by their CUPTI durations (launch overhead and gaps between
 /// kernels are not counted, and neither is the L2 flush, which is a memset rather than a kernel and is queued

@@ -128,6 +128,20 @@ TEST_F(TimerTest, MeasureKeepsEverySampleAndLeavesTheFlushOut) {
   EXPECT_GT(copy.median_us, 0.0);
 
   EXPECT_THROW(timer.measure(busy, {.warmup = 0, .repeats = 0}), CompileError);
+
+  // Two kernels a run, the second three times as long: each has its own median, and they add up to the run.
+  const int longer = calibration.iters_for(180.0);
+  const Timing two = timer.measure(
+      [&](CUstream s) {
+        kernels.busy(s, iters);
+        kernels.busy(s, longer);
+      },
+      {.warmup = 5, .repeats = 40});
+  ASSERT_EQ(two.kernel_median_us.size(), 2u);
+  EXPECT_NEAR(two.kernel_median_us[0], flushed.median_us, 0.05 * flushed.median_us);
+  EXPECT_NEAR(two.kernel_median_us[1], 3 * two.kernel_median_us[0], 0.3 * two.kernel_median_us[0]);
+  EXPECT_NEAR(two.kernel_median_us[0] + two.kernel_median_us[1], two.median_us, 0.05 * two.median_us);
+  EXPECT_EQ(flushed.kernel_median_us.size(), 1u);
 }
 
 TEST_F(TimerTest, EventsClockCountsTheKernelAndTheLaunch) {
