@@ -358,8 +358,19 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
   }
   const std::string element = "(size_t)grow * N + gcol";
   const std::string value = store_value(st.dtype, st.value);
+  // stash_evict_last: the main kernel's stash stores carry the L2 policy l2_keep (stash_keep_helpers).
+  const bool keep = st.to_stash && walk_ == Walk::kFragment && schedule_.stash_evict_last;
+  const auto assign = [&](const std::string& type, const std::string& address, const std::string& word) {
+    return keep ? "st_keep((" + type + "*)" + address + ", " + word + ", l2_keep)"
+                : "*(" + type + "*)" + address + " = " + word;
+  };
   if (!stores_in_pairs()) {
-    out.line("if (inb) " + st.array + "[" + element + "] = " + value + ";");
+    if (keep) {
+      out.line("if (inb) " +
+               assign(memory_element_type(st.dtype), "&" + st.array + "[" + element + "]", value) + ";");
+    } else {
+      out.line("if (inb) " + st.array + "[" + element + "] = " + value + ";");
+    }
     return;
   }
   if (st.staged) {
@@ -374,11 +385,11 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
   const std::string first = "&" + st.array + "[" + element + " - 1]";
   std::string pair;
   if (te::dtype_bytes(st.dtype) == 2) {
-    pair = "*(u32*)" + first + " = (u32)" + st.pending + " | ((u32)" + value + " << 16)";
+    pair = assign("u32", first, "(u32)" + st.pending + " | ((u32)" + value + " << 16)");
   } else if (st.dtype == te::DType::i32) {
-    pair = "*(int2*)" + first + " = make_int2(" + st.pending + ", " + value + ")";
+    pair = assign("int2", first, "make_int2(" + st.pending + ", " + value + ")");
   } else {
-    pair = "*(float2*)" + first + " = make_float2(" + st.pending + ", " + value + ")";
+    pair = assign("float2", first, "make_float2(" + st.pending + ", " + value + ")");
   }
   out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
   out.line("else if (inb) " + pair + ";");

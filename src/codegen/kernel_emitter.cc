@@ -111,6 +111,7 @@ class KernelEmitter {
     out.line();
     if (s_.tma_store) tma_store_helpers(out);
     if (s_.multicast_b) multicast_helpers(out);
+    if (s_.stash_evict_last) stash_keep_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) prefetch_helper(out);
     staged_.helpers(out);
@@ -201,6 +202,32 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescri
 __device__ __forceinline__ void release_stage(u64* bar, u32 peer) {
   mbar_arrive(bar);
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(map_to_rank(bar, peer)) : "memory");
+}
+
+)CUDA");
+  }
+
+  // stash_evict_last's device helpers: the stash's element and pair stores with an L2 evict_last policy. No
+  // memory clobber: nothing in the main kernel reads the stash, and the finish kernel is a later launch.
+  void stash_keep_helpers(CodeStream& out) const {
+    out.raw(
+        R"CUDA(// stash_evict_last: L2 keeps these lines ahead of lines stored or loaded without a policy.
+__device__ __forceinline__ u64 l2_evict_last_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ void st_keep(u16* p, u16 v, u64 policy) {
+  asm volatile("st.global.L2::cache_hint.b16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(policy));
+}
+__device__ __forceinline__ void st_keep(float* p, float v, u64 policy) {
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" :: "l"(p), "f"(v), "l"(policy));
+}
+__device__ __forceinline__ void st_keep(u32* p, u32 v, u64 policy) {
+  asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(policy));
+}
+__device__ __forceinline__ void st_keep(float2* p, float2 v, u64 policy) {
+  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" :: "l"(p), "f"(v.x), "f"(v.y), "l"(policy));
 }
 
 )CUDA");
@@ -514,6 +541,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
                ";  // this thread's word in each stashed row of fragments");
     }
     out.line("float acc[BN / 2];");
+    if (s_.stash_evict_last)
+      out.line("const u64 l2_keep = l2_evict_last_policy();  // for the stash's stores");
     epilogue.declare_state(out);
     if (!staged_.empty()) staged_.declare(out);
     out.line();

@@ -164,6 +164,10 @@ bool stash_terms_fit(const FusionPlan& plan, const Schedule& s) {
   return s.online_softmax && s.deferred() && !s.tma_store && table_bytes <= kFinishScaleBytes;
 }
 
+bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
+  return s.deferred() && s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty() && !s.tma_store;
+}
+
 bool wide_finish_applies(const FusionPlan& plan, const Schedule& s) {
   const auto wide = [](te::DType dtype) { return te::dtype_bytes(dtype) == 2 || dtype == te::DType::f32; };
   if (!s.deferred() || plan.anchor.n % 8 != 0) return false;
@@ -550,6 +554,13 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");
   }
+  if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
+    fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +
+         std::string(value_home_name(s.carried)) +
+         ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", " +
+         std::to_string(plan.carried_tiles.size()) +
+         " carried tiles, tma_store=" + (s.tma_store ? "true" : "false") + ")");
+  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -662,6 +673,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"stash_terms", &Schedule::stash_terms, true},
       {"wide_finish", &Schedule::wide_finish},
       {"reverse_finish", &Schedule::reverse_finish},
+      {"stash_evict_last", &Schedule::stash_evict_last},
   };
   return kKnobs;
 }

@@ -211,7 +211,8 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     if (s.reverse_finish) {
       // The last rows first: the part of the stash L2 still holds is read at the L2 rate.
       const double stash_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) * stashed * carried;
-      rows_bytes -= std::min(stash_bytes, machine.l2_held_stash_bytes) * (1 - machine.dram_gbps / machine.l2_gbps);
+      const double held = s.stash_evict_last ? machine.l2_kept_stash_bytes : machine.l2_held_stash_bytes;
+      rows_bytes -= std::min(stash_bytes, held) * (1 - machine.dram_gbps / machine.l2_gbps);
     }
     // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
     // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).

@@ -23,6 +23,9 @@ struct MachineModel {
   // Of a deferred main kernel's stash, the newest lines L2 still holds when it ends: the stash is about a
   // third of the traffic of its last tiles (operands, inputs, stash), and the H200's L2 holds 60 MB.
   double l2_held_stash_bytes = 16e6;
+  // The same with the stash's stores marked evict_last (stash_evict_last): most of the L2 but what the
+  // operands of the tiles in flight need.
+  double l2_kept_stash_bytes = 40e6;
 };
 
 /// The model of `target`: its SM count, H200 figures for the rest.

@@ -160,6 +160,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // Searched with the wide walk alone, which every deferred winner has taken since it was added: with the
   // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
   if (!s.wide_finish) s.reverse_finish = false;
+  // The kept lines are the newest: searched where the finish kernel reads those first.
+  if (!(s.reverse_finish && schedule::stash_evict_last_applies(plan, s))) s.stash_evict_last = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

@@ -241,8 +241,8 @@ TEST(DeferredEmitter, AReversedFinishTakesTheLastRowsFirstAndChangesNothingElse)
     s.reverse_finish = true;
     const KernelSource reverse = emit_kernel(ln, s, kKey);
     EXPECT_TRUE(main_kernel_text(reverse) == main_kernel_text(forward));
-    const std::string rows = split ? "blockIdx.x * 2 + threadIdx.x / (32 * ROW_SPLIT)"
-                                   : "blockIdx.x * 8 + threadIdx.x / 32";
+    const std::string rows =
+        split ? "blockIdx.x * 2 + threadIdx.x / (32 * ROW_SPLIT)" : "blockIdx.x * 8 + threadIdx.x / 32";
     const auto named = [](const KernelSource& k) {  // the name hashes the schedule
       std::string text = finish_kernel_text(k);
       for (std::size_t at = text.find(k.finish_name); at != std::string::npos; at = text.find(k.finish_name))
@@ -263,6 +263,33 @@ TEST(DeferredEmitter, AReversedFinishTakesTheLastRowsFirstAndChangesNothingElse)
     }
     EXPECT_EQ(undone, named(forward));
   }
+}
+
+TEST(DeferredEmitter, AStashKeptInL2StoresWithAnEvictLastPolicyAndChangesNothingElse) {
+  Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = s.wide_finish = s.reverse_finish = true;
+  const FusionPlan even = plan_of("post_layernorm", 127, 72, 1000);
+  const KernelSource plain = emit_kernel(even, s, kKey);
+  s.stash_evict_last = true;
+  const KernelSource kept = emit_kernel(even, s, kKey);
+  const std::string main_kernel = main_kernel_text(kept);
+  EXPECT_TRUE(contains(main_kernel, "createpolicy.fractional.L2::evict_last.b64"));
+  EXPECT_TRUE(contains(main_kernel, "const u64 l2_keep = l2_evict_last_policy();"));
+  // A bf16 pair as one 32-bit store with the policy (one element loop: no interior_tiles).
+  const std::string pair =
+      "else if (inb) st_keep((u32*)&(stash + (size_t)0 * M * N)[(size_t)grow * N + gcol - 1], "
+      "(u32)pend_stash0 "
+      "| ((u32)f32_to_bf16(v_summed) << 16), l2_keep);";
+  EXPECT_EQ(source_text::count(main_kernel, pair), 1);
+  EXPECT_FALSE(contains(main_kernel, "*(u32*)&(stash"));
+  EXPECT_TRUE(finish_kernel_text(kept) == finish_kernel_text(plain));
+  // An f32 stash of an odd N (the pairs finish walk): one element a store, through the float overload.
+  s.bf16_stash = s.wide_finish = false;
+  const std::string odd = main_kernel_text(emit_kernel(plan_of("post_layernorm", 127, 72, 999), s, kKey));
+  EXPECT_TRUE(
+      contains(odd, "if (inb) st_keep((float*)&(stash + (size_t)0 * M * N)[(size_t)grow * N + gcol], "));
+  // The outputs of a plan that stores them in the main kernel are not the stash: no policy there.
+  EXPECT_FALSE(contains(main_kernel, "st_keep((u32*)&out_"));
 }
 
 TEST(DeferredEmitter, AWideFinishReadsARowsPartialsSideBySide) {

@@ -301,6 +301,13 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   wide_terms.wide_finish = true;
   Schedule wide_f32 = online;
   wide_f32.wide_finish = wide_f32.reverse_finish = true;
+  Schedule kept_ln = wide_ln;  // the stash's stores with an L2 policy: bf16 pairs
+  kept_ln.reverse_finish = kept_ln.stash_evict_last = true;
+  Schedule kept_terms = terms;  // the terms' bf16 pairs
+  kept_terms.stash_evict_last = true;
+  Schedule kept_f32 = online;  // f32 elements (N odd)
+  kept_f32.stash_evict_last = true;
+  kept_f32.vector_loads = kept_f32.batched_reads = kept_f32.deep_reads = false;
   wide_f32.batched_reads = wide_f32.deep_reads = false;
   compile_all({
       {"gemm_softmax online, terms stashed, deep pair reads", workload("gemm_softmax", Shape{127, 72, 1000}),
@@ -319,6 +326,12 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
        std::nullopt, wide_f32},
       {"causal softmax f16, wide finish", test_programs::masked_softmax_f16(127, 72, 264), std::nullopt,
        wide_f32},
+      {"post_layernorm, the stash kept in L2", workload("post_layernorm", Shape{77, 40, 1000}), std::nullopt,
+       kept_ln},
+      {"gemm_softmax, terms stashed and kept in L2", workload("gemm_softmax", Shape{127, 72, 1000}),
+       std::nullopt, kept_terms},
+      {"gemm_softcap_softmax odd, an f32 stash kept in L2", workload("gemm_softcap_softmax", kOdd),
+       std::nullopt, kept_f32},
   });
 }
 

@@ -44,16 +44,18 @@ KernelRecord kernel(double start_us, double us, std::uint64_t tag) {
 
 TEST(Timing, ARunsSampleIsItsKernelsAndEachKernelHasItsOwnMedian) {
   // Three runs of a main kernel and a finish kernel; a record of an untimed launch (tag 0) is ignored.
-  const Timing timing = summarize_runs({kernel(0, 10, 1), kernel(11, 4, 1), kernel(20, 12, 2), kernel(33, 5, 2),
-                                        kernel(40, 7, 0), kernel(50, 11, 3), kernel(62, 3, 3)},
-                                       3);
+  const Timing timing =
+      summarize_runs({kernel(0, 10, 1), kernel(11, 4, 1), kernel(20, 12, 2), kernel(33, 5, 2),
+                      kernel(40, 7, 0), kernel(50, 11, 3), kernel(62, 3, 3)},
+                     3);
   EXPECT_EQ(timing.samples_us, (std::vector<double>{14.0, 17.0, 14.0}));
   EXPECT_DOUBLE_EQ(timing.median_us, 14.0);
   EXPECT_EQ(timing.kernel_median_us, (std::vector<double>{11.0, 4.0}));
 }
 
 TEST(Timing, UntaggedRecordsSplitIntoEqualRunsInStartOrder) {
-  const Timing timing = summarize_runs({kernel(0, 10, 0), kernel(11, 2, 0), kernel(20, 30, 0), kernel(51, 6, 0)}, 2);
+  const Timing timing =
+      summarize_runs({kernel(0, 10, 0), kernel(11, 2, 0), kernel(20, 30, 0), kernel(51, 6, 0)}, 2);
   EXPECT_EQ(timing.samples_us, (std::vector<double>{12.0, 36.0}));
   EXPECT_EQ(timing.kernel_median_us, (std::vector<double>{20.0, 4.0}));
 }

@@ -375,6 +375,28 @@ TEST(ScheduleErrors, ReverseFinish) {
             "reduction=deferred has (reduction=cta)");
 }
 
+TEST(ScheduleErrors, StashEvictLast) {
+  auto deferred = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.stash_evict_last = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.tma_store = s.bf16_stash = true;
+                           }),
+            "schedule for 'mm': stash_evict_last=true needs reduction=deferred with a stash in L2 stored "
+            "element-wise (carried=l2_stash, reduction=deferred, 1 carried tiles, tma_store=true)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.reduction = ReductionPlacement::kCta;
+                           }),
+            "schedule for 'mm': stash_evict_last=true needs reduction=deferred with a stash in L2 stored "
+            "element-wise (carried=l2_stash, reduction=cta, 1 carried tiles, tma_store=false)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -12,6 +12,17 @@ schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape
   return schedule::plan_fusion(te::build_workload(workload, shape));
 }
 
+// Ping-pong 64 x 256 tiles deferring their reduction to a finish kernel, carried tiles in the L2 stash.
+schedule::Schedule deferred_ping_pong() {
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  return s;
+}
+
 TEST(CostModel, TimeGrowsWithTheContraction) {
   const schedule::Schedule s;
   const double short_k = estimate(plan_of("gemm", {{"M", 8192}, {"K", 1024}, {"N", 4096}}), s).total_us;
@@ -45,13 +56,8 @@ TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
   // back and writes the output at the DRAM rate. Against the plain GEMM on the same schedule (which writes
   // the output itself), at least the bf16 stash's 64 MB read back is added.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
-  schedule::Schedule deferred;
-  deferred.bm = 64;
-  deferred.bn = 256;
-  deferred.warp_roles = schedule::WarpRoles::kPingPong;
-  deferred.carried = schedule::ValueHome::kL2Stash;
+  schedule::Schedule deferred = deferred_ping_pong();
   deferred.one_pass_variance = true;
-  deferred.reduction = schedule::ReductionPlacement::kDeferred;
   const double f32 = estimate(plan, deferred).total_us;
   deferred.bf16_stash = true;
   const double bf16 = estimate(plan, deferred).total_us;
@@ -69,12 +75,7 @@ TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
 TEST(CostModel, AReversedFinishReadsThePartOfTheStashL2HoldsAtTheL2Rate) {
   // post-LN M16384 N1024: a 32 MB bf16 stash, of which the model's L2 holds 16 MB when the main kernel ends.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
-  schedule::Schedule s;
-  s.bm = 64;
-  s.bn = 256;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.carried = schedule::ValueHome::kL2Stash;
-  s.reduction = schedule::ReductionPlacement::kDeferred;
+  schedule::Schedule s = deferred_ping_pong();
   s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
   const double forward = estimate(plan, s).total_us;
   s.reverse_finish = true;

@@ -234,16 +234,30 @@ TEST(SearchSpace, TheFinishKernelTakesItsRowsLastFirstOnlyWithTheWideWalk) {
   s.wide_finish = true;
   s.reduction = schedule::ReductionPlacement::kCta;  // no finish kernel
   EXPECT_FALSE(canonical(ln, s).reverse_finish);
-  // The space holds both orders of every wide deferred schedule, and the order alone with the wide walk.
+  // The space holds both orders of every wide deferred schedule (the reversed one also with its stash kept in
+  // L2), and the order alone with the wide walk.
   const std::vector<schedule::Schedule> space = schedule_space(ln, schedule::TargetLimits{});
   std::size_t wide = 0, reversed = 0;
   for (const schedule::Schedule& each : space) {
     wide += each.wide_finish && !each.reverse_finish;
-    reversed += each.reverse_finish;
+    reversed += each.reverse_finish && !each.stash_evict_last;
     if (each.reverse_finish) EXPECT_TRUE(each.wide_finish && each.deferred());
   }
   EXPECT_GT(wide, 0u);
   EXPECT_EQ(reversed, wide);
+}
+
+TEST(SearchSpace, TheStashIsKeptInL2OnlyForAReversedFinishThatStoresItElementWise) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.wide_finish = s.reverse_finish = s.stash_evict_last = true;
+  EXPECT_TRUE(canonical(ln, s).stash_evict_last);
+  s.reverse_finish = false;
+  EXPECT_FALSE(canonical(ln, s).stash_evict_last);
+  s.reverse_finish = s.tma_store = true;  // the stash leaves by TMA
+  EXPECT_FALSE(canonical(ln, s).stash_evict_last);
 }
 
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {

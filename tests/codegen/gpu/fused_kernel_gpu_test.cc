@@ -523,6 +523,10 @@ std::vector<Case> cases() {
     c.schedule.reverse_finish = true;
     c.label = "reverse_finish_" + c.label;
     result.push_back(c);
+    // And with the stash's stores kept in L2, where they are stored element-wise.
+    c.schedule.stash_evict_last = true;
+    c.label = "stash_evict_last_" + c.label;
+    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
