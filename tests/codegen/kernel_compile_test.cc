@@ -305,6 +305,8 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   kept_ln.reverse_finish = kept_ln.stash_evict_last = true;
   Schedule kept_terms = terms;  // the terms' bf16 pairs
   kept_terms.stash_evict_last = true;
+  Schedule kept_bf16 = deferred_one_pass_layer_norm();  // bf16 elements (N odd)
+  kept_bf16.stash_evict_last = true;
   Schedule kept_f32 = online;  // f32 elements (N odd)
   kept_f32.stash_evict_last = true;
   kept_f32.vector_loads = kept_f32.batched_reads = kept_f32.deep_reads = false;
@@ -332,6 +334,8 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
        std::nullopt, kept_terms},
       {"gemm_softcap_softmax odd, an f32 stash kept in L2", workload("gemm_softcap_softmax", kOdd),
        std::nullopt, kept_f32},
+      {"post_layernorm odd, a bf16 stash kept in L2", workload("post_layernorm", kOdd), std::nullopt,
+       kept_bf16},
   });
 }
 
