@@ -85,6 +85,27 @@ std::vector<Schedule> unique_canonical(const schedule::FusionPlan& plan, const P
   return forms;
 }
 
+// `canonical` (canonical schedules with `knob` off, unique and sorted) and the canonical forms of each with
+// the knob turned on, unique and sorted: the same as unique_canonical of both, with half the canonical forms
+// to make (the schedules with the knob off are their own) and none kept that folded back to the schedule it
+// came from.
+std::vector<Schedule> with_knob(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
+                                const std::vector<Schedule>& canonical, const schedule::OptionalKnob& knob) {
+  std::vector<Schedule> on(canonical.size());
+  support::parallel_each(canonical.size(), [&](std::size_t i) {
+    Schedule s = canonical[i];
+    s.*knob.field = true;
+    on[i] = canonical_form(plan, knobs, s);
+  });
+  std::vector<Schedule> out = canonical;
+  for (std::size_t i = 0; i < on.size(); ++i) {
+    if (on[i] != canonical[i]) out.push_back(on[i]);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts). The
 // legality checks and the texts are made on every core; the result does not depend on how many.
 std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
@@ -209,14 +230,12 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
     raw = expand(raw, std::vector<bool>{false, true}, [](Schedule& s, bool deferred) {
       if (deferred) s.reduction = ReductionPlacement::kDeferred;
     });
-    raw = unique_canonical(plan, knobs, raw);
   }
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-    raw = expand(raw, std::vector<bool>{false, true}, [&](Schedule& s, bool on) { s.*knob.field = on; });
-    // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product
-    // grows only by the knobs that apply; each depends only on fields set before it.
-    raw = unique_canonical(plan, knobs, raw);
-  }
+  raw = unique_canonical(plan, knobs, raw);
+  // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product grows
+  // only by the knobs that apply; each depends only on fields set before it.
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs())
+    raw = with_knob(plan, knobs, raw, knob);
   return finish(plan, knobs, raw, limits);
 }
 
