@@ -306,10 +306,12 @@ int run(int argc, char** argv) {
       }
     }
     std::string kernels;  // the kernels' own times when a run launches several
-    for (std::size_t k = 0; m.ours.kernel_median_us.size() > 1 && k < m.ours.kernel_median_us.size(); ++k) {
-      char part[32];
-      std::snprintf(part, sizeof part, "%s%.1f", k == 0 ? "  kernels " : " + ", m.ours.kernel_median_us[k]);
-      kernels += part;
+    if (m.ours.kernel_median_us.size() > 1) {
+      for (std::size_t k = 0; k < m.ours.kernel_median_us.size(); ++k) {
+        char part[32];
+        std::snprintf(part, sizeof part, "%s%.1f", k == 0 ? "  kernels " : " + ", m.ours.kernel_median_us[k]);
+        kernels += part;
+      }
     }
     std::printf("%-40s %10.1f %10s %9s %10s %8.1f %10.2e%s%s%s\n", row.name.c_str(), m.ours.median_us,
                 m.gemm ? std::to_string(gemm_us).substr(0, 8).c_str() : "-",

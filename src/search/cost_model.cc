@@ -206,11 +206,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     // streams it back with the later stages' inputs and writes the outputs (whole rows, coalesced: at the
     // DRAM rate), after a launch of its own.
     early_bytes += stashed * carried * (s.tma_store ? 0.5 : 1.0);
-    double rows_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) *
-                        (stashed * carried + late_input_bytes + late_output_bytes);
+    const double mn = static_cast<double>(a.m) * static_cast<double>(a.n);
+    double rows_bytes = mn * (stashed * carried + late_input_bytes + late_output_bytes);
     if (s.reverse_finish) {
       // The last rows first: the part of the stash L2 still holds is read at the L2 rate.
-      const double stash_bytes = static_cast<double>(a.m) * static_cast<double>(a.n) * stashed * carried;
+      const double stash_bytes = mn * stashed * carried;
       const double held = s.stash_evict_last ? machine.l2_kept_stash_bytes : machine.l2_held_stash_bytes;
       rows_bytes -= std::min(stash_bytes, held) * (1 - machine.dram_gbps / machine.l2_gbps);
     }

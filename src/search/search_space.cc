@@ -106,11 +106,11 @@ std::vector<Schedule> with_knob(const schedule::FusionPlan& plan, const PlanKnob
   return out;
 }
 
-// Keeps legal canonical schedules, unique and sorted in canonical order (the order of their JSON texts). The
-// legality checks and the texts are made on every core; the result does not depend on how many.
-std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
-                             const std::vector<Schedule>& raw, const schedule::TargetLimits& limits) {
-  const std::vector<Schedule> unique = unique_canonical(plan, knobs, raw);
+// The legal ones of `unique` (canonical schedules, each once), sorted in canonical order (the order of their
+// JSON texts). The legality checks and the texts are made on every core; the result does not depend on how
+// many.
+std::vector<Schedule> keep_legal(const schedule::FusionPlan& plan, const std::vector<Schedule>& unique,
+                                 const schedule::TargetLimits& limits) {
   std::vector<std::pair<std::string, const Schedule*>> keyed(unique.size());
   support::parallel_each(unique.size(), [&](std::size_t i) {
     if (legal(plan, unique[i], limits)) keyed[i] = {schedule::to_json(unique[i]).dump(), &unique[i]};
@@ -121,6 +121,12 @@ std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& 
   out.reserve(keyed.size());
   for (const auto& [key, s] : keyed) out.push_back(*s);
   return out;
+}
+
+// Keeps legal canonical schedules, unique and sorted in canonical order.
+std::vector<Schedule> finish(const schedule::FusionPlan& plan, const PlanKnobs& knobs,
+                             const std::vector<Schedule>& raw, const schedule::TargetLimits& limits) {
+  return keep_legal(plan, unique_canonical(plan, knobs, raw), limits);
 }
 
 // Every schedule of `in` with each of `values` set by `set`: one more knob in the product.
@@ -236,7 +242,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   // only by the knobs that apply; each depends only on fields set before it.
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs())
     raw = with_knob(plan, knobs, raw, knob);
-  return finish(plan, knobs, raw, limits);
+  return keep_legal(plan, raw, limits);  // canonical and unique already
 }
 
 std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedule& s,

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "codegen/test_programs.h"
 #include "te/workloads.h"
 
 namespace comfuse::search {
@@ -14,12 +15,8 @@ schedule::FusionPlan plan_of(const std::string& workload, const te::Shape& shape
 
 // Ping-pong 64 x 256 tiles deferring their reduction to a finish kernel, carried tiles in the L2 stash.
 schedule::Schedule deferred_ping_pong() {
-  schedule::Schedule s;
-  s.bm = 64;
+  schedule::Schedule s = codegen::test_programs::deferred_ping_pong();
   s.bn = 256;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.carried = schedule::ValueHome::kL2Stash;
-  s.reduction = schedule::ReductionPlacement::kDeferred;
   return s;
 }
 
