@@ -9,6 +9,7 @@
 #include "cli/emit_command.h"
 #include "cli/replay_command.h"
 #include "cli/show_command.h"
+#include "cli/trace_command.h"
 #include "cli/tune_command.h"
 #include "comfuse/version.h"
 #include "support/error.h"
@@ -22,6 +23,7 @@ constexpr const char* kUsage =
     "  emit      a workload's fused kernel as CUDA source and cubin (no GPU needed)\n"
     "  tune      autotune a workload's fused kernel on the GPU, logging every candidate (--log FILE)\n"
     "  replay    the kernel a tuning log chose, regenerated, checked and written (no GPU needed)\n"
+    "  trace     a fused kernel run once with timestamps at its phases: where each warpgroup's time goes\n"
     "  devices   each GPU's fingerprint\n"
     "  version   the comfuse version\n";
 
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
       return comfuse::cli::run_tune(args, std::cout, std::cerr, ::isatty(STDERR_FILENO) == 1);
     }
     if (command == "replay") return comfuse::cli::run_replay(args, std::cout, std::cerr);
+    if (command == "trace") return comfuse::cli::run_trace(args, std::cout, std::cerr);
     if (command == "devices") return comfuse::cli::run_devices(args, std::cout, std::cerr);
     if (command == "version" || command == "--version") {
       std::cout << "comfuse " << comfuse::kVersion << "\n";

@@ -88,7 +88,25 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
     bindings.stash =
         std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
   }
+  if (source_.trace_capacity > 0) {
+    const PhaseTrace trace(true, source_.trace_capacity);
+    bindings.trace = std::make_unique<runtime::DeviceBuffer>(
+        context_, static_cast<std::size_t>(trace.buffer_bytes(grid_, source_.launch.block_x / 128)));
+    bindings.trace->fill_bytes(0);
+  }
   return bindings;
+}
+
+void FusedKernel::clear_trace(const DeviceBindings& bindings) const {
+  COMFUSE_CHECK(bindings.trace != nullptr, "kernel '" + source_.name + "' was emitted with a phase trace");
+  bindings.trace->fill_bytes(0);
+}
+
+std::vector<TraceSlot> FusedKernel::read_trace(const DeviceBindings& bindings) const {
+  COMFUSE_CHECK(bindings.trace != nullptr, "kernel '" + source_.name + "' was emitted with a phase trace");
+  const std::vector<std::uint64_t> words =
+      bindings.trace->download<std::uint64_t>(bindings.trace->size() / sizeof(std::uint64_t));
+  return decode_trace(words, grid_, source_.launch.block_x / 128, source_.trace_capacity);
 }
 
 // The TMA map of `tensor` at `base`, read or written through its 2-D view [leading axes x rows, columns].
@@ -149,6 +167,11 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         break;
       case KernelParam::Kind::kStash:
         pointers.push_back(bindings.stash ? bindings.stash->get() : CUdeviceptr{0});
+        args.push_back(&pointers.back());
+        break;
+      case KernelParam::Kind::kTrace:
+        COMFUSE_CHECK(bindings.trace != nullptr, "a traced kernel's bindings have its trace buffer");
+        pointers.push_back(bindings.trace->get());
         args.push_back(&pointers.back());
         break;
     }

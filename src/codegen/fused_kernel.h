@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/kernel_source.h"
+#include "codegen/phase_trace.h"
 #include "runtime/context.h"
 #include "runtime/module.h"
 #include "runtime/nvrtc_compiler.h"
@@ -17,6 +18,7 @@ struct DeviceBindings {
   std::vector<runtime::DeviceBuffer> inputs;   // program.inputs() order
   std::vector<runtime::DeviceBuffer> outputs;  // program.outputs() order
   std::unique_ptr<runtime::DeviceBuffer> stash;
+  std::unique_ptr<runtime::DeviceBuffer> trace;  // a traced kernel's phase trace (zeroed by bind)
 };
 
 /// Compiles `source` for sm_90a as FusedKernel's first constructor does; NVRTC failures are RuntimeErrors
@@ -40,6 +42,15 @@ class FusedKernel {
   DeviceBindings bind(const std::vector<const void*>& input_data) const;
   /// Launches once on `stream` over `bindings`.
   void launch(const DeviceBindings& bindings, CUstream stream = nullptr) const;
+
+  /// CTAs a launch of the main kernel runs.
+  int grid() const { return grid_; }
+  /// A traced kernel's trace of the last launch over `bindings` (which must have finished), decoded; clear
+  /// it before the launch to be read (decode_trace refuses a slot left unwritten). InternalError for a kernel
+  /// emitted without EmitOptions::phase_trace.
+  std::vector<TraceSlot> read_trace(const DeviceBindings& bindings) const;
+  /// Zeroes the trace buffer of `bindings` (and waits until it is done).
+  void clear_trace(const DeviceBindings& bindings) const;
 
  private:
   CUtensorMap tensor_map(CUdeviceptr base, const te::Tensor& tensor, int box_rows) const;

@@ -8,6 +8,7 @@
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/kernel_source.h"
+#include "codegen/phase_trace.h"
 #include "codegen/staged_inputs.h"
 #include "codegen/tile_mapping.h"
 #include "codegen/wgmma_emitter.h"
@@ -31,8 +32,27 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const FusionPlan& plan, const Schedule& schedule, const std::string& key)
-      : plan_(schedule::effective_plan(plan, schedule)), s_(schedule), key_(key), staged_(plan_, schedule) {}
+  KernelEmitter(const FusionPlan& plan, const Schedule& schedule, const std::string& key,
+                const EmitOptions& options)
+      : plan_(schedule::effective_plan(plan, schedule)),
+        s_(schedule),
+        key_(key),
+        staged_(plan_, schedule),
+        trace_(options.phase_trace, trace_capacity()) {}
+
+  // The phase trace's records a slot: a tile's events (producer or consumer: at most four, and two a later
+  // stage) times the tiles a CTA may take, bounded; records past it are counted and reported as truncation.
+  int trace_capacity() const {
+    const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm), n_tiles = ceil_div(plan_.anchor.n, s_.bn);
+    std::int64_t tiles = 2;  // a CTA's tiles without a persistent grid: one, or a ping-pong pair
+    if (s_.persistent) {
+      tiles = ceil_div(m_blocks * n_tiles, 16);  // assume at least 16 CTAs
+    } else if (reduces_in_kernel()) {
+      tiles = ceil_div(n_tiles, s_.cluster_n);  // one row block's column tiles
+    }
+    const std::int64_t per_tile = 4 + 2 * static_cast<std::int64_t>(plan_.stages.size());
+    return static_cast<int>(std::clamp<std::int64_t>(per_tile * tiles + 8, 32, 4096));
+  }
 
   // Persistent reduction plans: clusters walk row blocks. In ping-pong the two consumer warpgroups take
   // alternate row blocks, each with all of the CTA's column tiles, and exchange row partials on their own.
@@ -66,6 +86,10 @@ class KernelEmitter {
     for (const auto& [input, rows] : staged_.boxes())
       result.params.push_back({KernelParam::Kind::kTmaIn, input, rows});
     result.params.push_back({KernelParam::Kind::kStash, te::Tensor()});
+    if (trace_.enabled()) {
+      result.params.push_back({KernelParam::Kind::kTrace, te::Tensor()});
+      result.trace_capacity = trace_.capacity();
+    }
     if (s_.carried == ValueHome::kL2Stash) {
       result.stash_bytes = static_cast<std::int64_t>(plan_.carried_tiles.size()) * plan_.anchor.m *
                            plan_.anchor.n * te::dtype_bytes(schedule::stash_dtype(s_));
@@ -110,6 +134,7 @@ class KernelEmitter {
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
     if (s_.tma_store) tma_store_helpers(out);
+    trace_.helpers(out);
     if (s_.multicast_b) multicast_helpers(out);
     if (s_.stash_evict_last) stash_keep_helpers(out);
     epilogue.helpers(out);
@@ -279,6 +304,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         case KernelParam::Kind::kTmaIn:
           params += ",\n    const __grid_constant__ TmaDescriptor tma_in_" + p.tensor.name();
           break;
+        case KernelParam::Kind::kTrace:
+          params += trace_.parameter();
+          break;
       }
     }
     return params;
@@ -368,6 +396,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line(result.launch.cluster_x > 1 ? "cluster_sync();" : "__syncthreads();");
     out.line("const u32 cta_rank = " + std::string(result.launch.cluster_x > 1 ? "cluster_rank();" : "0;"));
     out.line("const TileSequence tiles = cta_tiles(cta_rank);");
+    trace_.begin(out, "(1 + CONSUMERS)");
     out.line();
     producer(out);
     out.line();
@@ -402,6 +431,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     }
     const std::string m_block = strided ? "tile_m" : walks_row_blocks() ? "m_block" : "tiles.m_block";
     const std::string n_tile = strided ? "tile_n" : "tiles.n_tile(t)";
+    trace_.mark(out, TraceEvent::kProducerTileBegin, 0, m_block, n_tile);
     if (s_.prefetch_inputs) prefetch_tile_inputs(out, m_block, n_tile);
     if (!staged_.empty()) staged_.produce(out, walks_row_blocks() ? "g" : "t", m_block, n_tile);
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
@@ -418,6 +448,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
     }
     out.close();
+    trace_.mark(out, TraceEvent::kProducerTileEnd, 0, m_block, n_tile);
     out.close();
     if (walks_row_blocks()) out.close();
     if (s_.multicast_b) {
@@ -430,6 +461,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.close();
     }
     out.close();
+    trace_.end(out);
     out.line("return;");
     out.close();
   }
@@ -479,6 +511,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("// is in its epilogue, and so that every ring barrier waited on is at most one phase ahead.");
       out.line("if (t > 0) mbar_wait(order, (t - 1) & 1);");
     }
+    trace_.mark(out, TraceEvent::kMainloopBegin, 0, "m0 / BM", "n0 / BN");
     out.line(
         "// Mainloop: wgmma over the K blocks, one group in flight, each stage released once its group "
         "retires.");
@@ -502,6 +535,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("if (kb > 0 && (threadIdx.x & 127) == 0) " + release("&empty[(it - 1) % STAGES]"));
     out.close();
     out.line("wgmma_wait<0>();");
+    trace_.mark(out, TraceEvent::kMainloopEnd, 0, "m0 / BM", "n0 / BN");
     out.line("if ((threadIdx.x & 127) == 0) " +
              release("&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]"));
     if (warpgroups_own_rows()) {
@@ -596,6 +630,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     epilogue.element_loop(out, 0);
     if (s_.stash_terms) epilogue.write_tile_terms(out);
     if (s_.deferred()) epilogue.write_tile_partials(out);
+    trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
     if (s_.tma_store) {
@@ -610,12 +645,18 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.close();
       out.line("bulk_commit();");
       out.close();
+      trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
     out.close();
     if (s_.tma_store)
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
-    if (s_.deferred()) return;  // the finish kernel runs the rest
+    if (s_.deferred()) {  // the finish kernel runs the rest
+      trace_.end(out);
+      return;
+    }
+    const std::string row_block = std::to_string(kTraceRowBlock);
     epilogue.end_stage(out, 0);
+    if (!plan_.stages[0].reductions.empty()) trace_.mark(out, TraceEvent::kCombined, 0, "m0 / BM", row_block);
     for (int stage = 1; stage < static_cast<int>(plan_.stages.size()); ++stage) {
       out.line();
       epilogue.begin_stage(out, stage);
@@ -636,10 +677,14 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       }
       epilogue.element_loop(out, stage);
       if (!staged_.empty() && stage == last_stage) staged_.release(out);
+      trace_.mark(out, TraceEvent::kElementsEnd, stage, "m0 / BM", "n0 / BN");
       out.close();
       epilogue.end_stage(out, stage);
+      if (!plan_.stages[stage].reductions.empty())
+        trace_.mark(out, TraceEvent::kCombined, stage, "m0 / BM", row_block);
     }
     if (walks_row_blocks()) out.close();
+    trace_.end(out);
   }
 
   // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
@@ -692,13 +737,15 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     return finish;
   }();
   const StagedInputs staged_;  // tma_inputs
+  const PhaseTrace trace_;     // EmitOptions::phase_trace
 };
 
 }  // namespace
 
-KernelSource emit_kernel(const FusionPlan& plan, const Schedule& schedule, const std::string& workload_key) {
+KernelSource emit_kernel(const FusionPlan& plan, const Schedule& schedule, const std::string& workload_key,
+                         const EmitOptions& options) {
   schedule::check_legal(plan, schedule);
-  return KernelEmitter(plan, schedule, workload_key).emit();
+  return KernelEmitter(plan, schedule, workload_key, options).emit();
 }
 
 }  // namespace comfuse::codegen

@@ -23,6 +23,7 @@ struct KernelParam {
                 // vector [N] is read as one row [1, N])
     kTmaStash,  // TMA descriptor of the bf16 stash as [M, N] (`tensor`: the carried tile), box [box_rows, 64
                 // columns], for a deferred reduction's TMA-store epilogue
+    kTrace,     // the phase trace's buffer (EmitOptions::phase_trace; layout in codegen/phase_trace.h)
   };
   Kind kind;
   te::Tensor tensor;  // the tensor behind the parameter (for kStash: undefined)
@@ -55,12 +56,21 @@ struct KernelSource {
   std::vector<KernelParam> params;
   std::int64_t stash_bytes = 0;
   schedule::Schedule schedule;
+  // The phase trace (EmitOptions::phase_trace): records a (CTA, warpgroup) slot holds, 0 when not traced.
+  int trace_capacity = 0;
+};
+
+/// How a kernel is emitted beyond its schedule. Never logged: a kernel emitted with any option differs from
+/// the one its schedule alone gives, and replay regenerates the latter.
+struct EmitOptions {
+  /// Timestamps at each warpgroup's phase boundaries into an extra kTrace parameter (codegen/phase_trace.h).
+  bool phase_trace = false;
 };
 
 /// Emits the fused kernel for `plan` under `schedule` (which must pass check_legal). The source is a pure
 /// function of (plan, schedule, workload_key): same inputs, same bytes. The header comment carries the key,
 /// the schedule and the plan.
 KernelSource emit_kernel(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
-                         const std::string& workload_key);
+                         const std::string& workload_key, const EmitOptions& options = {});
 
 }  // namespace comfuse::codegen

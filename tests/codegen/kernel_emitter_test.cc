@@ -174,6 +174,9 @@ std::vector<std::string> param_names(const KernelSource& kernel) {
       case KernelParam::Kind::kTmaStash:
         names.push_back("tma_stash:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
         break;
+      case KernelParam::Kind::kTrace:
+        names.push_back("trace");
+        break;
     }
   }
   return names;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Phase traces of the suite's fused rows on the GPU machine, in one call: the traced kernels' GPU test, then
+# `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever runs it) and of the post-LN N = 1024 rows' fastest cluster
+# form (the in-kernel reduction that lost to the deferred one), then one line a kernel.
+# Usage: benchmarks/trace_rows.sh OUTDIR [LOG] [ROW...]
+#   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
+#   K = 1024 GEMM).
+# Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary) and OUTDIR/<ROW>.json (every record), and
+# OUTDIR/traces.txt (the last table). Exits non-zero when the GPU test or a traced kernel's check failed.
+set -euo pipefail
+
+[[ $# -ge 1 ]] || { echo "usage: $0 OUTDIR [LOG] [ROW...]" >&2; exit 2; }
+mkdir -p "$1"
+outdir=$(realpath "$1")
+log=$(realpath "${2:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
+shift $(($# >= 2 ? 2 : 1))
+rows=("$@")
+if [[ ${#rows[@]} -eq 0 ]]; then
+  rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M16384_K4096_N1024 post_layernorm_M8192_K4096_N4096
+        post_layernorm_M8192_K1024_N4096 post_rmsnorm_M8192_K4096_N4096 gemm_layernorm_relu_M8192_K4096_N4096
+        gemm_gelu_layernorm_M16384_K1024_N4096 gemm_softmax_M4096_K1024_N8192 gemm_softmax_M4096_K4096_N32000
+        gemm_softcap_softmax_M4096_K1024_N8192 gemm_M16384_K1024_N1024)
+fi
+cd "$(dirname "$0")/.."
+comfuse=./build/src/cli/comfuse
+
+status=0
+COMFUSE_REQUIRE_GPU=1 ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='PhaseTraceGpuTest.*' \
+  >"$outdir/gpu-test.log" 2>&1 || status=1
+echo "GPU test of the traced kernels: $(grep -E '^\[  (PASSED|FAILED) ' "$outdir/gpu-test.log" | head -1)"
+
+# "post_layernorm_M16384_K1024_N1024" -> "post_layernorm" and "M=16384,K=1024,N=1024".
+split_row() {
+  local name=$1 params
+  workload=$(sed -E 's/_[A-Z]+[0-9]+(_[A-Z]+[0-9]+)*$//' <<<"$name")
+  params=${name#"$workload"_}
+  shape=$(sed -E 's/([A-Z]+)([0-9]+)/\1=\2/g; s/_/,/g' <<<"$params")
+}
+
+# The fastest ok record of ROW's key whose schedule has reduction "cluster", as JSON (empty when none).
+cluster_schedule() {
+  python3 - "$log" "$1" "$2" <<'PY'
+import json, subprocess, sys
+log, workload, shape = sys.argv[1:]
+key = subprocess.run(["./build/src/cli/comfuse", "show", workload, "--shape", shape], capture_output=True,
+                     text=True).stdout
+best = None
+for line in open(log):
+    r = json.loads(line)
+    if r.get("status") != "ok" or r["workload"]["key"] not in key:
+        continue
+    if r["schedule"].get("reduction") == "cluster" and (best is None or r["median_us"] < best["median_us"]):
+        best = r
+print(json.dumps(best["schedule"]) if best else "")
+PY
+}
+
+trace_one() {  # NAME, then the arguments that choose the schedule
+  local name=$1
+  shift
+  if "$comfuse" trace "$workload" --shape "$shape" "$@" --json "$outdir/$name.json" >"$outdir/$name.txt" \
+       2>"$outdir/$name.err"; then
+    :
+  else
+    status=1
+    echo "$name: comfuse trace failed: $(tail -1 "$outdir/$name.err")"
+  fi
+}
+
+for row in "${rows[@]}"; do
+  split_row "$row"
+  trace_one "$row" --log "$log" --allow-target-mismatch
+  if [[ $workload == post_layernorm && $shape == *N=1024 ]]; then
+    schedule=$(cluster_schedule "$workload" "$shape")
+    [[ -n $schedule ]] && trace_one "$row.cluster" --schedule "$schedule"
+  fi
+done
+
+{
+  printf '%-44s %6s %10s %9s %10s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "largest consumer phase"
+  for txt in "$outdir"/*.txt; do
+    name=$(basename "$txt" .txt)
+    [[ $name == traces || $name == gpu-test ]] && continue
+    line=$(grep -m1 '^CTAs ' "$txt" || true)
+    [[ -n $line ]] || continue
+    phase=$(awk '/^consumer warpgroups/ {getline; getline; print; exit}' "$txt" | sed -E 's/  +/ /g')
+    sed -E 's/^CTAs ([0-9]+), span ([0-9.]+) us \(median\), mainloops cover ([0-9]+%).*mainloop ([0-9.]+) us$/\1 \2 \3 \4/' \
+      <<<"$line" | { read -r ctas span share tile; printf '%-44s %6s %10s %9s %10s %s\n' "$name" "$ctas" \
+        "$span" "$share" "$tile" "$phase"; }
+  done
+} >"$outdir/traces.txt"
+cat "$outdir/traces.txt"
+exit $status

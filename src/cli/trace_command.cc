@@ -1,0 +1,211 @@
+// Implementation of `comfuse trace`.
+#include "cli/trace_command.h"
+
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <system_error>
+
+#include "codegen/fused_kernel.h"
+#include "codegen/phase_trace.h"
+#include "codegen/reference_check.h"
+#include "runtime/context.h"
+#include "runtime/fingerprint.h"
+#include "search/gpu_runner.h"
+#include "search/replay.h"
+#include "search/tuning_kernels.h"
+#include "search/tuning_log.h"
+#include "support/error.h"
+#include "te/json.h"
+#include "te/workloads.h"
+
+namespace comfuse::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: comfuse trace WORKLOAD [--shape M=…,K=…,N=…] (--log FILE [--allow-target-mismatch] | --schedule "
+    "JSON)\n"
+    "                     [--launches N] [--seed N] [--json FILE]\n";
+
+struct TraceArgs {
+  std::string workload, shape_text, log_path, schedule_text, json_path;
+  int launches = 3;
+  std::uint64_t seed = 1;
+  bool allow_target_mismatch = false;
+};
+
+template <typename Int>
+std::optional<Int> parse_integer(const std::string& text, Int minimum) {
+  Int value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < minimum) return std::nullopt;
+  return value;
+}
+
+std::optional<TraceArgs> parse_args(const std::vector<std::string>& args, std::ostream& err) {
+  TraceArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--shape" && has_value) {
+      parsed.shape_text = args[++i];
+    } else if (arg == "--log" && has_value) {
+      parsed.log_path = args[++i];
+    } else if (arg == "--schedule" && has_value) {
+      parsed.schedule_text = args[++i];
+    } else if (arg == "--allow-target-mismatch") {
+      parsed.allow_target_mismatch = true;
+    } else if (arg == "--json" && has_value) {
+      parsed.json_path = args[++i];
+    } else if ((arg == "--launches" || arg == "--seed") && has_value) {
+      const std::string& text = args[++i];
+      const bool launches = arg == "--launches";
+      const std::optional<std::uint64_t> value = parse_integer<std::uint64_t>(text, launches ? 1 : 0);
+      if (!value || (launches && *value > 1000)) {
+        err << "comfuse trace: " << arg << ": expected an integer " << (launches ? "from 1 to 1000" : "")
+            << (launches ? "" : "of at least 0") << ", got '" << text << "'\n"
+            << kUsage;
+        return std::nullopt;
+      }
+      if (launches) {
+        parsed.launches = static_cast<int>(*value);
+      } else {
+        parsed.seed = *value;
+      }
+    } else if (!arg.empty() && arg[0] != '-' && parsed.workload.empty()) {
+      parsed.workload = arg;
+    } else {
+      err << "comfuse trace: unexpected argument '" << arg << "'\n" << kUsage;
+      return std::nullopt;
+    }
+  }
+  if (parsed.workload.empty() || parsed.log_path.empty() == parsed.schedule_text.empty()) {
+    err << "comfuse trace: a WORKLOAD and one of --log FILE or --schedule JSON are required\n" << kUsage;
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+// The workload's fused-GEMM kernel (its program and the rebuild the reference check needs).
+search::TuningKernel fused_kernel_of(const std::string& workload, const te::Shape& shape) {
+  for (search::TuningKernel& kernel : search::tuning_kernels(workload, shape)) {
+    if (kernel.role == search::TuningKernel::Role::kWhole) return kernel;
+  }
+  throw CompileError("workload '" + workload +
+                     "' runs as back-to-back kernels; the phase trace covers fused-GEMM kernels only");
+}
+
+nlohmann::json records_json(const std::vector<codegen::TraceSlot>& slots) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const codegen::TraceSlot& slot : slots) {
+    nlohmann::json records = nlohmann::json::array();
+    for (const codegen::TraceRecord& r : slot.records) {
+      records.push_back({{"clock", r.clock - slot.start_clock},
+                         {"event", codegen::event_name(r.event, r.stage)},
+                         {"m_block", r.m_block},
+                         {"n_tile", r.n_tile == codegen::kTraceRowBlock ? -1 : r.n_tile}});
+    }
+    json.push_back({{"cta", slot.cta},
+                    {"warpgroup", slot.warpgroup},
+                    {"sm", slot.sm},
+                    {"start_ns", slot.start_ns},
+                    {"end_ns", slot.end_ns},
+                    {"written", slot.written},
+                    {"records", std::move(records)}});
+  }
+  return json;
+}
+
+}  // namespace
+
+int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::optional<TraceArgs> parsed = parse_args(args, err);
+  if (!parsed) return 2;
+  try {
+    const te::Shape shape = parsed->shape_text.empty() ? te::Shape{} : te::parse_shape(parsed->shape_text);
+    const search::TuningKernel kernel = fused_kernel_of(parsed->workload, shape);
+    const std::string key = te::workload_key(kernel.program);
+    out << "workload   " << parsed->workload << " "
+        << te::format_shape(te::workload_info(parsed->workload), shape) << " (key " << key << ")\n";
+    // The schedule and the kernel first: a user's mistake is reported before any GPU is asked for.
+    std::optional<runtime::DeviceFingerprint> target;
+    schedule::Schedule schedule;
+    if (!parsed->log_path.empty()) {
+      const search::LoadResult log = search::TuningLog::load(parsed->log_path);
+      for (const std::string& problem : log.problems) err << "comfuse trace: warning: " << problem << "\n";
+      target = runtime::read_fingerprint(0);  // the log's winner for this GPU, as replay picks it
+      const search::ReplayResult replayed =
+          search::replay(log.records, kernel.program, *target, {parsed->allow_target_mismatch});
+      schedule = replayed.record.schedule;
+      out << "record     " << search::schedule_description(replayed.record) << " ("
+          << *replayed.record.median_us << " us untraced on " << replayed.record.target.name << ", "
+          << replayed.record.timestamp << ")\n";
+    } else {
+      nlohmann::json json;
+      try {
+        json = nlohmann::json::parse(parsed->schedule_text);
+      } catch (const nlohmann::json::parse_error& error) {
+        throw CompileError(std::string("--schedule: not JSON: ") + error.what());
+      }
+      schedule = schedule::schedule_from_json(json, "--schedule");
+    }
+    codegen::EmitOptions options;
+    options.phase_trace = true;
+    const codegen::KernelSource source =
+        codegen::emit_kernel(schedule::plan_fusion(kernel.program), schedule, key, options);
+    out << "schedule   " << schedule::to_string(schedule) << "\n";
+    if (!target) target = runtime::read_fingerprint(0);
+    const search::GpuWorkload workload =
+        search::prepare_workload(kernel.program, kernel.rebuild, parsed->seed);
+
+    const runtime::Context context(0);
+    const runtime::Stream stream(context);
+    const codegen::FusedKernel fused(context, kernel.program, source);
+    std::vector<const void*> data;
+    for (const te::HostBuffer& input : workload.inputs) data.push_back(input.data());
+    codegen::DeviceBindings bindings = fused.bind(data);
+    for (int launch = 0; launch < parsed->launches; ++launch) {
+      for (runtime::DeviceBuffer& output : bindings.outputs) output.fill_bytes(0xFF);
+      fused.clear_trace(bindings);
+      fused.launch(bindings, stream.get());
+      stream.synchronize();
+    }
+    std::vector<te::HostBuffer> gpu;
+    for (std::size_t o = 0; o < kernel.program.outputs().size(); ++o) {
+      const te::Tensor& t = kernel.program.outputs()[o];
+      gpu.emplace_back(t.dtype(), t.shape());
+      bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
+    }
+    const codegen::ReferenceCheck check = codegen::check_outputs(workload.reference, gpu, workload.tolerance);
+    out << "check      " << (check.ok ? "ok" : "WRONG") << ", max relative error " << check.max_rel_error
+        << " (launch " << parsed->launches << " of " << parsed->launches << ", outputs poisoned first)\n";
+    const std::vector<codegen::TraceSlot> slots = fused.read_trace(bindings);
+    out << "trace      " << fused.grid() << " CTAs x " << source.launch.block_x / 128 << " warpgroups, "
+        << source.trace_capacity << " records a slot (" << target->name << ", SM clock at most "
+        << target->sm_clock_khz / 1000 << " MHz)\n";
+    out << codegen::format_trace_summary(codegen::summarize_trace(slots));
+    if (!parsed->json_path.empty()) {
+      std::ofstream file(parsed->json_path);
+      file << nlohmann::json{{"workload", parsed->workload},
+                             {"schedule", schedule::to_json(schedule)},
+                             {"sm_clock_khz", target->sm_clock_khz},
+                             {"slots", records_json(slots)}}
+                  .dump()
+           << "\n";
+      if (!file) throw CompileError("cannot write '" + parsed->json_path + "'");
+    }
+    if (!check.ok) {
+      err << "comfuse trace: the traced kernel's outputs are wrong:\n" << check.detail;
+      return 3;
+    }
+    return 0;
+  } catch (const CompileError& error) {
+    err << "comfuse trace: " << error.what() << "\n";
+    return 2;
+  } catch (const RuntimeError& error) {
+    err << "comfuse trace: " << error.what() << "\n";
+    return 4;
+  }
+}
+
+}  // namespace comfuse::cli

@@ -1,0 +1,92 @@
+// `comfuse trace`: its arguments, the errors a user meets before any GPU is asked for, and a run (on a GPU
+// where there is one; without one, the error that says so).
+#include "cli/trace_command.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "runtime/gpu_test_guard.h"
+#include "schedule/fusion_plan.h"
+#include "schedule/schedule.h"
+#include "te/json.h"
+#include "te/workloads.h"
+
+namespace comfuse::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome trace(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = run_trace(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+constexpr const char* kShape = "M=200,K=200,N=256";
+
+// post_layernorm's default schedule at kShape as JSON, with `changes` merged in.
+std::string schedule_json(const nlohmann::json& changes = nlohmann::json::object()) {
+  const schedule::FusionPlan plan =
+      schedule::plan_fusion(te::build_workload("post_layernorm", te::parse_shape(kShape)));
+  nlohmann::json json = schedule::to_json(schedule::default_schedule(plan));
+  json.update(changes);
+  return json.dump();
+}
+
+TEST(TraceCommand, ArgumentErrorsShowTheUsage) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{},
+                                               {"post_layernorm"},
+                                               {"post_layernorm", "--log", "a", "--schedule", "{}"},
+                                               {"post_layernorm", "--schedule", "{}", "--launches", "0"},
+                                               {"post_layernorm", "--schedule", "{}", "--bogus"}}) {
+    const Outcome run = trace(args);
+    EXPECT_EQ(run.code, 2);
+    EXPECT_TRUE(has(run.err, "usage: comfuse trace WORKLOAD")) << run.err;
+  }
+  EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--launches", "x"}).err,
+                  "--launches: expected an integer from 1 to 1000, got 'x'"));
+}
+
+TEST(TraceCommand, UserErrorsComeBeforeTheGpu) {
+  const Outcome b2b = trace({"mlp_relu", "--schedule", "{}"});
+  EXPECT_EQ(b2b.code, 2);
+  EXPECT_TRUE(has(b2b.err, "workload 'mlp_relu' runs as back-to-back kernels")) << b2b.err;
+
+  const Outcome not_json = trace({"post_layernorm", "--shape", kShape, "--schedule", "{bm: 64"});
+  EXPECT_EQ(not_json.code, 2);
+  EXPECT_TRUE(has(not_json.err, "--schedule: not JSON")) << not_json.err;
+
+  const Outcome illegal =
+      trace({"post_layernorm", "--shape", kShape, "--schedule", schedule_json({{"tma_store", true}})});
+  EXPECT_EQ(illegal.code, 2);
+  EXPECT_TRUE(has(illegal.err, "tma_store=true with row reductions")) << illegal.err;
+
+  const Outcome missing_log = trace({"post_layernorm", "--log", "/nonexistent/log.jsonl"});
+  EXPECT_EQ(missing_log.code, 2);
+  EXPECT_TRUE(has(missing_log.err, "/nonexistent/log.jsonl")) << missing_log.err;
+}
+
+TEST(TraceCommand, RunsTheTracedKernelOrSaysThereIsNoGpu) {
+  const Outcome run = trace({"post_layernorm", "--shape", kShape, "--schedule", schedule_json()});
+  if (gpu_test::gpu_unavailable_reason()) {
+    EXPECT_EQ(run.code, 4) << run.err;
+    EXPECT_TRUE(has(run.err, "no CUDA device")) << run.err;
+    EXPECT_TRUE(has(run.out, "schedule   ")) << "the schedule was checked before the GPU was asked for";
+    return;
+  }
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "check      ok")) << run.out;
+  EXPECT_TRUE(has(run.out, "mainloops cover")) << run.out;
+  EXPECT_TRUE(has(run.out, "mainloop begin")) << run.out;
+}
+
+}  // namespace
+}  // namespace comfuse::cli
