@@ -647,6 +647,8 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     }
     out.close();
     out.close();
+    if (trace_ != nullptr)
+      trace_->mark(out, TraceEvent::kExchangeSent, stage, "m0 / BM", std::to_string(kTraceRowBlock));
     out.line(
         std::string(schedule_.relaxed_exchange_wait ? "mbar_wait_cluster_relaxed" : "mbar_wait_cluster") +
         "(&" + xbar + "[buf], parity);");

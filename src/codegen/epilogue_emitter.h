@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/code_stream.h"
+#include "codegen/phase_trace.h"
 #include "codegen/staged_inputs.h"
 #include "schedule/fusion_plan.h"
 #include "schedule/schedule.h"
@@ -35,6 +36,8 @@ class EpilogueEmitter {
   void begin_stage(CodeStream& out, int stage) const;
   /// The per-element work of stage s on one tile; expects m0, n0, lane, local_row0 and acc in scope.
   void element_loop(CodeStream& out, int stage) const;
+  /// Marks the phase trace's kExchangeSent before a cluster exchange's wait (`trace` outlives the emitter).
+  void set_trace(const PhaseTrace* trace) { trace_ = trace; }
   /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
   void end_stage(CodeStream& out, int stage) const;
   /// Floats of row partials ending any one stage (sizes the cluster exchange buffer): one per reduction,
@@ -159,6 +162,7 @@ class EpilogueEmitter {
   std::vector<Slot> slots_;
   StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
   Walk walk_;
+  const PhaseTrace* trace_ = nullptr;  // the phase trace's kExchangeSent marks, or none
 };
 
 }  // namespace comfuse::codegen

@@ -40,8 +40,8 @@ class KernelEmitter {
         staged_(plan_, schedule),
         trace_(options.phase_trace, trace_capacity()) {}
 
-  // The phase trace's records a slot: a tile's events (producer or consumer: at most four, and two a later
-  // stage) times the tiles a CTA may take, bounded; records past it are counted and reported as truncation.
+  // The phase trace's records a slot: a tile's events (a consumer's: at most six, and three a later stage)
+  // times the tiles a CTA may take, bounded; records past it are counted and reported as truncation.
   int trace_capacity() const {
     const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm), n_tiles = ceil_div(plan_.anchor.n, s_.bn);
     std::int64_t tiles = 2;  // a CTA's tiles without a persistent grid: one, or a ping-pong pair
@@ -50,7 +50,7 @@ class KernelEmitter {
     } else if (reduces_in_kernel()) {
       tiles = ceil_div(n_tiles, s_.cluster_n);  // one row block's column tiles
     }
-    const std::int64_t per_tile = 4 + 2 * static_cast<std::int64_t>(plan_.stages.size());
+    const std::int64_t per_tile = 6 + 3 * static_cast<std::int64_t>(plan_.stages.size());
     return static_cast<int>(std::clamp<std::int64_t>(per_tile * tiles + 8, 32, 4096));
   }
 
@@ -95,6 +95,7 @@ class KernelEmitter {
                            plan_.anchor.n * te::dtype_bytes(schedule::stash_dtype(s_));
     }
     EpilogueEmitter epilogue(plan_, s_, param_names);
+    if (trace_.enabled()) epilogue.set_trace(&trace_);
     xslots_ = std::max(1, epilogue.max_reductions_per_stage());
 
     const std::int64_t m_blocks = ceil_div(plan_.anchor.m, s_.bm);
@@ -519,6 +520,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("const int it = " + tile + " * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
     out.line("mbar_wait(&full[s], (it / STAGES) & 1);");
+    trace_.mark(out, TraceEvent::kFirstStageReady, 0, "m0 / BM", "n0 / BN", "kb == 0");
     out.line("wgmma_fence();");
     out.line("#pragma unroll");
     out.open("for (int kk = 0; kk < BK / 16; ++kk)");
@@ -625,7 +627,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("if (store_leader) bulk_wait_read_all();");
       out.line("warpgroup_sync(consumer);");
     }
-    if (!staged_.empty()) staged_.wait(out, walks_row_blocks() ? "g" : "t");
+    if (!staged_.empty()) {
+      staged_.wait(out, walks_row_blocks() ? "g" : "t");
+      trace_.mark(out, TraceEvent::kInputsReady, 0, "m0 / BM", "n0 / BN");
+    }
     if (s_.deferred()) epilogue.begin_stage(out, 0);  // each tile's own row partials
     epilogue.element_loop(out, 0);
     if (s_.stash_terms) epilogue.write_tile_terms(out);

@@ -11,7 +11,7 @@
 namespace comfuse::codegen {
 namespace {
 
-constexpr int kLastEvent = static_cast<int>(TraceEvent::kStoreIssued);
+constexpr int kLastEvent = static_cast<int>(TraceEvent::kExchangeSent);
 
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -91,6 +91,12 @@ std::string event_name(TraceEvent event, int stage) {
       return s + " combined";
     case TraceEvent::kStoreIssued:
       return "store issued";
+    case TraceEvent::kFirstStageReady:
+      return "first stage ready";
+    case TraceEvent::kInputsReady:
+      return "inputs ready";
+    case TraceEvent::kExchangeSent:
+      return s + " sent";
   }
   return "event " + std::to_string(static_cast<int>(event));
 }
@@ -140,11 +146,12 @@ void PhaseTrace::begin(CodeStream& out, const std::string& warpgroups) const {
 }
 
 void PhaseTrace::mark(CodeStream& out, TraceEvent event, int stage, const std::string& m_block,
-                      const std::string& n_tile) const {
+                      const std::string& n_tile, const std::string& when) const {
   if (!enabled_) return;
   const int code = static_cast<int>(event) | stage << 8;
-  out.line("if (trace_leader) trace_mark(trace_slot, trace_n, " + std::to_string(code) + "u, " + m_block +
-           ", " + n_tile + ");  // trace: " + event_name(event, stage));
+  out.line("if (trace_leader" + (when.empty() ? std::string() : " && " + when) +
+           ") trace_mark(trace_slot, trace_n, " + std::to_string(code) + "u, " + m_block + ", " + n_tile +
+           ");  // trace: " + event_name(event, stage));
 }
 
 void PhaseTrace::end(CodeStream& out) const {

@@ -26,8 +26,11 @@ enum class TraceEvent : std::uint8_t {
   kMainloopBegin = 3,      // a consumer warpgroup starts a tile's mainloop (after a ping-pong turn's wait)
   kMainloopEnd = 4,        // the tile's accumulator is complete
   kElementsEnd = 5,        // a stage's element loop over the tile is done (the record's stage)
-  kCombined = 6,     // a stage's row reductions are combined over whole rows (quad, warpgroups, cluster)
-  kStoreIssued = 7,  // the tile's TMA store is issued
+  kCombined = 6,         // a stage's row reductions are combined over whole rows (quad, warpgroups, cluster)
+  kStoreIssued = 7,      // the tile's TMA store is issued
+  kFirstStageReady = 8,  // a consumer's wait for the tile's first operand stage is over
+  kInputsReady = 9,      // the tile's staged epilogue inputs (tma_inputs) have landed
+  kExchangeSent = 10,    // a stage's row partials are sent to the cluster's peers; its wait for theirs begins
 };
 
 /// A name for reports: "mainloop end", "stage 1 combined".
@@ -54,9 +57,10 @@ class PhaseTrace {
   std::string parameter() const;
   /// The warpgroup's slot and counter, and its start stamps; expects `warpgroup` (0: the producer) in scope.
   void begin(CodeStream& out, const std::string& warpgroups) const;
-  /// One record; `m_block` and `n_tile` are expressions in scope (kTraceRowBlock for a whole row block).
+  /// One record; `m_block` and `n_tile` are expressions in scope (kTraceRowBlock for a whole row block),
+  /// `when` a further condition (none when empty).
   void mark(CodeStream& out, TraceEvent event, int stage, const std::string& m_block,
-            const std::string& n_tile) const;
+            const std::string& n_tile, const std::string& when = {}) const;
   /// The warpgroup's end stamp and record count.
   void end(CodeStream& out) const;
 
