@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Phase traces of the suite's fused rows on the GPU machine, in one call: the traced kernels' GPU test, then
-# `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever runs it) and of the post-LN N = 1024 rows' fastest cluster
-# form (the in-kernel reduction that lost to the deferred one), then one line a kernel.
+# `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
+# and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
+# one), then one line a kernel.
 # Usage: benchmarks/trace_rows.sh OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
 #   K = 1024 GEMM).
-# Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary) and OUTDIR/<ROW>.json (every record), and
-# OUTDIR/traces.txt (the last table). Exits non-zero when the GPU test or a traced kernel's check failed.
+# Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary), OUTDIR/<ROW>.json (every record),
+# OUTDIR/<ROW>.timeline.{txt,png} (benchmarks/trace_timeline.py) and OUTDIR/traces.txt (the last table).
+# Exits non-zero when the GPU test or a traced kernel's check failed.
 set -euo pipefail
 
 [[ $# -ge 1 ]] || { echo "usage: $0 OUTDIR [LOG] [ROW...]" >&2; exit 2; }
@@ -60,7 +62,8 @@ trace_one() {  # NAME, then the arguments that choose the schedule
   shift
   if "$comfuse" trace "$workload" --shape "$shape" "$@" --json "$outdir/$name.json" >"$outdir/$name.txt" \
        2>"$outdir/$name.err"; then
-    :
+    python3 benchmarks/trace_timeline.py "$outdir/$name.json" "$outdir/$name.timeline" >/dev/null ||
+      echo "$name: no timeline"
   else
     status=1
     echo "$name: comfuse trace failed: $(tail -1 "$outdir/$name.err")"
@@ -80,7 +83,7 @@ done
   printf '%-44s %6s %10s %9s %10s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "largest consumer phase"
   for txt in "$outdir"/*.txt; do
     name=$(basename "$txt" .txt)
-    [[ $name == traces || $name == gpu-test ]] && continue
+    [[ $name == traces || $name == gpu-test || $name == *.timeline ]] && continue
     line=$(grep -m1 '^CTAs ' "$txt" || true)
     [[ -n $line ]] || continue
     phase=$(awk '/^consumer warpgroups/ {getline; getline; print; exit}' "$txt" | sed -E 's/  +/ /g')

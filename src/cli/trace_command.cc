@@ -183,12 +183,14 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
     out << "trace      " << fused.grid() << " CTAs x " << source.launch.block_x / 128 << " warpgroups, "
         << source.trace_capacity << " records a slot (" << target->name << ", SM clock at most "
         << target->sm_clock_khz / 1000 << " MHz)\n";
-    out << codegen::format_trace_summary(codegen::summarize_trace(slots));
+    const codegen::TraceSummary summary = codegen::summarize_trace(slots);
+    out << codegen::format_trace_summary(summary);
     if (!parsed->json_path.empty()) {
       std::ofstream file(parsed->json_path);
       file << nlohmann::json{{"workload", parsed->workload},
                              {"schedule", schedule::to_json(schedule)},
-                             {"sm_clock_khz", target->sm_clock_khz},
+                             {"sm_clock_mhz", summary.clock_mhz},  // as the trace measured it
+                             {"sm_clock_max_khz", target->sm_clock_khz},
                              {"slots", records_json(slots)}}
                   .dump()
            << "\n";
