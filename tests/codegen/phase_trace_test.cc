@@ -53,12 +53,16 @@ TEST(PhaseTrace, OffByDefaultAndAddsNothing) {
   }
 }
 
+EmitOptions traced() {
+  EmitOptions options;
+  options.phase_trace = true;
+  return options;
+}
+
 TEST(PhaseTrace, MarksEveryPhaseAndOnlyAddsLines) {
-  EmitOptions traced;
-  traced.phase_trace = true;
   for (const TracedCase& c : cases()) {
     const KernelSource plain = emit_kernel(c.plan, c.schedule, kKey);
-    const KernelSource kernel = emit_kernel(c.plan, c.schedule, kKey, traced);
+    const KernelSource kernel = emit_kernel(c.plan, c.schedule, kKey, traced());
     // The parameter lists end in the trace's buffer; every other line of the plain kernel is there, in order.
     std::string source = kernel.source;
     for (std::size_t at; (at = source.find(",\n    u64* __restrict__ trace_buf)")) != std::string::npos;)
@@ -80,11 +84,9 @@ TEST(PhaseTrace, MarksEveryPhaseAndOnlyAddsLines) {
 }
 
 TEST(PhaseTrace, TracedKernelsCompileWithoutNewSpills) {
-  EmitOptions traced;
-  traced.phase_trace = true;
   for (const TracedCase& c : cases()) {
     const KernelSource plain = emit_kernel(c.plan, c.schedule, kKey);
-    const KernelSource kernel = emit_kernel(c.plan, c.schedule, kKey, traced);
+    const KernelSource kernel = emit_kernel(c.plan, c.schedule, kKey, traced());
     const runtime::CompiledProgram compiled = compile_kernel_source(kernel);
     const runtime::CompiledProgram reference = compile_kernel_source(plain);
     ASSERT_TRUE(compiled.kernels.count(kernel.name)) << c.what;

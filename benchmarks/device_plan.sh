@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The owed GPU work of benchmarks/NOTES.md ("For the next device session"), in steps short enough that a call
+# taken back part-way loses one step only. Each step writes under OUTDIR/<step>/ and leaves OUTDIR/<step>.tgz
+# (its whole folder) even when a command in it failed, then prints its last table.
+# Usage: benchmarks/device_plan.sh STEP OUTDIR [LOG]   (LOG: default tuning_logs/h200.jsonl)
+#   trace     benchmarks/trace_rows.sh: the traced kernels' GPU test and the fused rows' phase traces (~4 min)
+#   runtime   the launch and timer GPU tests (fills and uploads before launches; two kernels a run), then
+#             wide_finish's A/B on post-LN K = 1024 N = 1024 and reverse_finish's over the ten deferred rows
+#             (the first half of its GPU-test variants); leaves runtime/m2.jsonl, LOG with both A/Bs' records
+#             (~6 min)
+#   keep      stash_evict_last's A/B over the ten rows; LOG should be the runtime step's m2.jsonl, brought
+#             back and put in the tree (a device machine keeps nothing between calls) (~5 min)
+#   profile   Nsight Compute of the K = 1024 GEMM, ours and cuBLAS's (~3 min)
+# Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
+set -uo pipefail
+
+[[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 trace|runtime|keep|profile OUTDIR [LOG]" >&2; exit 2; }
+step=$1
+mkdir -p "$2/$step"
+root=$(realpath "$2")
+out="$root/$step"
+log=$(realpath "${3:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
+cd "$(dirname "$0")/.."
+deferred_rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024,post_layernorm_M8192_K4096_N4096
+deferred_rows+=,post_layernorm_M8192_K1024_N4096,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
+deferred_rows+=,gemm_gelu_layernorm_M16384_K1024_N4096,gemm_softmax_M4096_K1024_N8192
+deferred_rows+=,gemm_softmax_M4096_K4096_N32000,gemm_softcap_softmax_M4096_K1024_N8192
+
+status=0
+run() {  # a command of the step; a failure is remembered, the step goes on
+  echo "+ $*" >>"$out/commands.txt"
+  "$@" || { status=$?; echo "step $step: '$*' exited $status" | tee -a "$out/commands.txt"; }
+}
+
+case $step in
+  trace)
+    run benchmarks/trace_rows.sh "$out/traces" "$log"
+    ;;
+  runtime)
+    run env COMFUSE_REQUIRE_GPU=1 ./build/tests/runtime/runtime_gpu_tests \
+      --gtest_filter='LaunchTest.*:TimerTest.*' >"$out/runtime-gpu-tests.log" 2>&1
+    grep -E '^\[  (PASSED|FAILED) ' "$out/runtime-gpu-tests.log"
+    run benchmarks/ab_knob.sh "$out/ab-wide" wide_finish post_layernorm_M16384_K1024_N1024 0 "$log"
+    cat "$log" "$out/ab-wide/ab/h200.jsonl" >"$out/m1.jsonl"
+    run env COMFUSE_GPU_SHARD=0/2 benchmarks/ab_knob.sh "$out/ab-reverse" reverse_finish "$deferred_rows" 80 \
+      "$out/m1.jsonl"
+    cat "$out/m1.jsonl" "$out/ab-reverse/ab/h200.jsonl" >"$out/m2.jsonl"
+    ;;
+  keep)
+    run env COMFUSE_GPU_SHARD=0/2 benchmarks/ab_knob.sh "$out/ab-keep" stash_evict_last "$deferred_rows" 80 "$log"
+    cat "$log" "$out/ab-keep/ab/h200.jsonl" >"$out/m3.jsonl"
+    ;;
+  profile)
+    run benchmarks/profile_row.sh "$out/ours" "$log" gemm_M16384_K1024_N1024
+    run benchmarks/profile_row.sh "$out/cublas" "$log" gemm_M16384_K1024_N1024 'nvjet|sm90|cutlass|xmma'
+    rm -f "$out"/*/*.ncu-rep  # the text pages hold what is read; the reports are large
+    ;;
+  *)
+    echo "unknown step '$step': trace, runtime, keep or profile" >&2
+    exit 2
+    ;;
+esac
+
+tar -czf "$root/$step.tgz" -C "$root" "$step"
+echo "step $step: exit $status, outputs in $root/$step.tgz"
+exit $status
