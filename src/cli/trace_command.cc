@@ -2,6 +2,7 @@
 #include "cli/trace_command.h"
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <system_error>
@@ -11,6 +12,7 @@
 #include "codegen/reference_check.h"
 #include "runtime/context.h"
 #include "runtime/fingerprint.h"
+#include "runtime/kernel_timer.h"
 #include "search/gpu_runner.h"
 #include "search/replay.h"
 #include "search/tuning_kernels.h"
@@ -25,11 +27,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse trace WORKLOAD [--shape M=…,K=…,N=…] (--log FILE [--allow-target-mismatch] | --schedule "
     "JSON)\n"
-    "                     [--launches N] [--seed N] [--json FILE]\n";
+    "                     [--launches N] [--repeats N] [--seed N] [--json FILE]\n";
 
 struct TraceArgs {
   std::string workload, shape_text, log_path, schedule_text, json_path;
   int launches = 3;
+  int repeats = 20;  // timed runs of the kernel with and without the trace; 0: none
   std::uint64_t seed = 1;
   bool allow_target_mismatch = false;
 };
@@ -57,18 +60,22 @@ std::optional<TraceArgs> parse_args(const std::vector<std::string>& args, std::o
       parsed.allow_target_mismatch = true;
     } else if (arg == "--json" && has_value) {
       parsed.json_path = args[++i];
-    } else if ((arg == "--launches" || arg == "--seed") && has_value) {
+    } else if ((arg == "--launches" || arg == "--repeats" || arg == "--seed") && has_value) {
       const std::string& text = args[++i];
-      const bool launches = arg == "--launches";
-      const std::optional<std::uint64_t> value = parse_integer<std::uint64_t>(text, launches ? 1 : 0);
-      if (!value || (launches && *value > 1000)) {
-        err << "comfuse trace: " << arg << ": expected an integer " << (launches ? "from 1 to 1000" : "")
-            << (launches ? "" : "of at least 0") << ", got '" << text << "'\n"
+      const bool counted = arg != "--seed";  // --launches from 1, --repeats from 0, both to 1000
+      const std::uint64_t least = arg == "--launches" ? 1 : 0;
+      const std::optional<std::uint64_t> value = parse_integer<std::uint64_t>(text, least);
+      if (!value || (counted && *value > 1000)) {
+        err << "comfuse trace: " << arg << ": expected an integer "
+            << (counted ? "from " + std::to_string(least) + " to 1000" : std::string("of at least 0"))
+            << ", got '" << text << "'\n"
             << kUsage;
         return std::nullopt;
       }
-      if (launches) {
+      if (arg == "--launches") {
         parsed.launches = static_cast<int>(*value);
+      } else if (arg == "--repeats") {
+        parsed.repeats = static_cast<int>(*value);
       } else {
         parsed.seed = *value;
       }
@@ -93,6 +100,29 @@ search::TuningKernel fused_kernel_of(const std::string& workload, const te::Shap
   }
   throw CompileError("workload '" + workload +
                      "' runs as back-to-back kernels; the phase trace covers fused-GEMM kernels only");
+}
+
+// The traced and the untraced kernel timed on the same inputs (CUPTI, L2 flushed before each run): what the
+// trace's stores cost the kernel.
+std::string overhead_line(const runtime::Context& context, const runtime::Stream& stream,
+                          const codegen::FusedKernel& traced, const codegen::DeviceBindings& traced_bindings,
+                          const te::Program& program, const codegen::KernelSource& untraced_source,
+                          const std::vector<const void*>& data, int repeats) {
+  const codegen::FusedKernel untraced(context, program, untraced_source);
+  const codegen::DeviceBindings bindings = untraced.bind(data);
+  runtime::KernelTimer timer(context, stream);
+  runtime::TimingOptions timing;
+  timing.warmup = 3;
+  timing.repeats = repeats;
+  const double with = timer.measure([&](CUstream s) { traced.launch(traced_bindings, s); }, timing).median_us;
+  const double without = timer.measure([&](CUstream s) { untraced.launch(bindings, s); }, timing).median_us;
+  char line[200];
+  std::snprintf(
+      line, sizeof(line),
+      "time       traced %.1f us, untraced %.1f us (medians of %d runs, CUPTI, L2 flushed): the trace "
+      "adds %+.1f%%\n",
+      with, without, repeats, 100 * (with / without - 1));
+  return line;
 }
 
 nlohmann::json records_json(const std::vector<codegen::TraceSlot>& slots) {
@@ -151,8 +181,8 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     codegen::EmitOptions options;
     options.phase_trace = true;
-    const codegen::KernelSource source =
-        codegen::emit_kernel(schedule::plan_fusion(kernel.program), schedule, key, options);
+    const schedule::FusionPlan plan = schedule::plan_fusion(kernel.program);
+    const codegen::KernelSource source = codegen::emit_kernel(plan, schedule, key, options);
     out << "schedule   " << schedule::to_string(schedule) << "\n";
     if (!target) target = runtime::read_fingerprint(0);
     const search::GpuWorkload workload =
@@ -185,6 +215,10 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
         << target->sm_clock_khz / 1000 << " MHz)\n";
     const codegen::TraceSummary summary = codegen::summarize_trace(slots);
     out << codegen::format_trace_summary(summary);
+    if (parsed->repeats > 0) {
+      out << overhead_line(context, stream, fused, bindings, kernel.program,
+                           codegen::emit_kernel(plan, schedule, key), data, parsed->repeats);
+    }
     if (!parsed->json_path.empty()) {
       std::ofstream file(parsed->json_path);
       file << nlohmann::json{{"workload", parsed->workload},

@@ -53,6 +53,10 @@ TEST(TraceCommand, ArgumentErrorsShowTheUsage) {
   }
   EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--launches", "x"}).err,
                   "--launches: expected an integer from 1 to 1000, got 'x'"));
+  EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--repeats", "1001"}).err,
+                  "--repeats: expected an integer from 0 to 1000, got '1001'"));
+  EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--seed", "-1"}).err,
+                  "--seed: expected an integer of at least 0, got '-1'"));
 }
 
 TEST(TraceCommand, UserErrorsComeBeforeTheGpu) {
@@ -86,6 +90,7 @@ TEST(TraceCommand, RunsTheTracedKernelOrSaysThereIsNoGpu) {
   EXPECT_TRUE(has(run.out, "check      ok")) << run.out;
   EXPECT_TRUE(has(run.out, "mainloops cover")) << run.out;
   EXPECT_TRUE(has(run.out, "mainloop begin")) << run.out;
+  EXPECT_TRUE(has(run.out, "time       traced ")) << run.out;
 }
 
 }  // namespace
