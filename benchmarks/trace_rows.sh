@@ -2,7 +2,7 @@
 # Phase traces of the suite's fused rows on the GPU machine, in one call: the traced kernels' GPU test, then
 # `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
 # and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
-# one), then one line a kernel.
+# one), then one line a kernel (with what the trace's stores added to its time).
 # Usage: benchmarks/trace_rows.sh OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
 #   K = 1024 GEMM).
@@ -80,16 +80,18 @@ for row in "${rows[@]}"; do
 done
 
 {
-  printf '%-44s %6s %10s %9s %10s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "largest consumer phase"
+  printf '%-44s %6s %10s %9s %10s %7s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "trace" \
+    "largest consumer phase"
   for txt in "$outdir"/*.txt; do
     name=$(basename "$txt" .txt)
     [[ $name == traces || $name == gpu-test || $name == *.timeline ]] && continue
     line=$(grep -m1 '^CTAs ' "$txt" || true)
     [[ -n $line ]] || continue
     phase=$(awk '/^consumer warpgroups/ {getline; getline; print; exit}' "$txt" | sed -E 's/  +/ /g')
+    cost=$(sed -nE 's/^time .* the trace adds ([-+0-9.]+%)$/\1/p' "$txt")
     sed -E 's/^CTAs ([0-9]+), span ([0-9.]+) us \(median\), mainloops cover ([0-9]+%).*mainloop ([0-9.]+) us$/\1 \2 \3 \4/' \
-      <<<"$line" | { read -r ctas span share tile; printf '%-44s %6s %10s %9s %10s %s\n' "$name" "$ctas" \
-        "$span" "$share" "$tile" "$phase"; }
+      <<<"$line" | { read -r ctas span share tile; printf '%-44s %6s %10s %9s %10s %7s %s\n' "$name" "$ctas" \
+        "$span" "$share" "$tile" "${cost:--}" "$phase"; }
   done
 } >"$outdir/traces.txt"
 cat "$outdir/traces.txt"
