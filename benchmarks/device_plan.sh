@@ -11,10 +11,13 @@
 #   keep      stash_evict_last's A/B over the ten rows; LOG should be the runtime step's m2.jsonl, brought
 #             back and put in the tree (a device machine keeps nothing between calls) (~5 min)
 #   profile   Nsight Compute of the K = 1024 GEMM, ours and cuBLAS's (~3 min)
+#   chunks    store_chunks (Change 44): its GPU-test variants, a search of the six GEMM rows over the TMA
+#             store in chunks, then those rows from LOG with the search's records appended, beside cuBLAS
+#             (~6 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
-[[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 trace|runtime|keep|profile OUTDIR [LOG]" >&2; exit 2; }
+[[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 trace|runtime|keep|profile|chunks OUTDIR [LOG]" >&2; exit 2; }
 step=$1
 mkdir -p "$2/$step"
 root=$(realpath "$2")
@@ -25,6 +28,9 @@ deferred_rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N102
 deferred_rows+=,post_layernorm_M8192_K1024_N4096,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
 deferred_rows+=,gemm_gelu_layernorm_M16384_K1024_N4096,gemm_softmax_M4096_K1024_N8192
 deferred_rows+=,gemm_softmax_M4096_K4096_N32000,gemm_softcap_softmax_M4096_K1024_N8192
+
+gemm_rows=gemm_M16384_K1024_N1024,gemm_M8192_K1024_N4096,gemm_M4096_K1024_N8192,gemm_M16384_K1024_N4096
+gemm_rows+=,gemm_M16384_K4096_N1024,gemm_M8192_K4096_N4096
 
 status=0
 run() {  # a command of the step; a failure is remembered, the step goes on
@@ -55,8 +61,21 @@ case $step in
     run benchmarks/profile_row.sh "$out/cublas" "$log" gemm_M16384_K1024_N1024 'nvjet|sm90|cutlass|xmma'
     rm -f "$out"/*/*.ncu-rep  # the text pages hold what is read; the reports are large
     ;;
+  chunks)
+    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=store_chunks_ timeout 200 \
+      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
+      >"$out/gpu-tests-store_chunks.log" 2>&1
+    echo "store_chunks_ variants: $(grep -c '^ok ' "$out/gpu-tests-store_chunks.log") within the tolerance," \
+      "$(grep -c '^FAIL \|Failure$' "$out/gpu-tests-store_chunks.log") failures"
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 10 --only "$gemm_rows" \
+      --fix tma_store=true,store_chunks=true,persistent=true >"$out/tune.txt" 2>&1
+    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$gemm_rows" \
+      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
+    tail -12 "$out/bench.txt"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep or profile" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile or chunks" >&2
     exit 2
     ;;
 esac

@@ -464,6 +464,15 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.line("const int i = i0 + j;");
   }
   element_coordinates();
+  const bool chunked = schedule_.store_chunks &&
+                       std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
+  if (chunked) {
+    out.open("if ((i & 31) == 0 && i >= 64)");
+    out.line("// Box i / 32 goes into the buffer of box i / 32 - 2: once that box's store has read it.");
+    out.line("if (store_leader) bulk_wait_read_all_but_one();");
+    out.line("warpgroup_sync(consumer);");
+    out.close();
+  }
   emit_pair_loads(out, stage, interior);
   if (wide_rows()) emit_wide_loads(out, stage, interior);
 
@@ -548,6 +557,18 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   }
   for (const Store& st : stores) {
     if (st.to_stash) store(out, st);
+  }
+  if (chunked) {
+    out.open("if ((i & 31) == 31)");
+    out.line("// Box i / 32 is whole: made visible to the TMA engine and stored by one thread.");
+    out.line("fence_proxy_async_shared();");
+    out.line("warpgroup_sync(consumer);");
+    out.open("if (store_leader)");
+    out.line(std::string("tma_store_2d(") + (schedule_.deferred() ? "&tma_stash" : "&tma_out") +
+             ", stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), m0 + a_row0);");
+    out.line("bulk_commit();");
+    out.close();
+    out.close();
   }
   out.close();
   if (!batched.empty()) out.close();

@@ -261,14 +261,28 @@ __device__ __forceinline__ void st_keep(float2* p, float2 v, u64 policy) {
 
   // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
   void tma_store_helpers(CodeStream& out) const {
-    out.raw(
-        R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
+    if (s_.store_chunks) {
+      out.raw(
+          R"CUDA(// TMA-store epilogue in chunks: a warpgroup's 64 x BN tile leaves 64 columns at a time through two
+// boxes of [64 rows][64 columns], box b of the tile in buffer b % 2, 128-byte swizzled (16-byte chunk c of
+// row r at chunk c ^ (r % 8)), each stored by one thread once filled.
+__device__ __forceinline__ u32 staged_offset(int row, int col) {
+  const int buffer = (col >> 6) & 1, byte = (col & 63) * 2;
+  return (u32)(buffer * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));
+}
+// Waits until every bulk store group but the latest has read its shared memory.
+__device__ __forceinline__ void bulk_wait_read_all_but_one() { asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); }
+)CUDA");
+    } else {
+      out.raw(
+          R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
 // 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.
 __device__ __forceinline__ u32 staged_offset(int row, int col) {
   const int box = col >> 6, byte = (col & 63) * 2;
   return (u32)(box * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));
 }
 )CUDA");
+    }
     out.raw(tma_store_functions());
     out.raw(R"CUDA(// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.
 __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar.sync %0, 128;" :: "r"(2 + consumer) : "memory"); }
@@ -322,7 +336,16 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
     out.line("u16* sA = (u16*)smem;                       // [STAGES][BM][64]");
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
-    if (s_.tma_store) {
+    if (s_.tma_store && s_.store_chunks) {
+      out.line(
+          "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][2][64][64] output boxes, swizzled");
+      if (staged_.empty()) {
+        out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * 128);  // TMA data landed in stage s");
+      } else {  // a deferred reduction's stash tile and its staged inputs
+        staged_.carve(out, "sOut + CONSUMERS * 64 * 128");
+        out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
+      }
+    } else if (s_.tma_store) {
       out.line(
           "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
           "swizzled");
@@ -583,7 +606,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     if (!staged_.empty()) staged_.declare(out);
     out.line();
     if (s_.tma_store) {
-      out.line("u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
+      out.line(s_.store_chunks
+                   ? "u16* stage_out = sOut + consumer * 64 * 128;  // this warpgroup's two output boxes"
+                   : "u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
       out.line("const bool store_leader = (threadIdx.x & 127) == 0;");
     }
     if (warpgroups_own_rows()) {
@@ -638,7 +663,10 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
-    if (s_.tma_store) {
+    if (s_.tma_store && s_.store_chunks) {
+      trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM",
+                  "n0 / BN");  // (the element loop stored each box)
+    } else if (s_.tma_store) {
       out.line("// Make the tile visible to the TMA engine, then one thread stores it box by box.");
       out.line("fence_proxy_async_shared();");
       out.line("warpgroup_sync(consumer);");

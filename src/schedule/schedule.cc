@@ -168,6 +168,10 @@ bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
   return s.deferred() && s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty() && !s.tma_store;
 }
 
+bool store_chunks_applies(const Schedule& s) {
+  return s.tma_store && s.bn > 2 * 64;
+}
+
 bool wide_finish_applies(const FusionPlan& plan, const Schedule& s) {
   const auto wide = [](te::DType dtype) { return te::dtype_bytes(dtype) == 2 || dtype == te::DType::f32; };
   if (!s.deferred() || plan.anchor.n % 8 != 0) return false;
@@ -561,6 +565,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          std::to_string(plan.carried_tiles.size()) +
          " carried tiles, tma_store=" + (s.tma_store ? "true" : "false") + ")");
   }
+  if (s.store_chunks && !store_chunks_applies(s)) {
+    fail("store_chunks=true needs tma_store=true and BN of three 64-column boxes or more (tma_store=" +
+         std::string(s.tma_store ? "true" : "false") + ", BN=" + std::to_string(s.bn) +
+         "): with two boxes the whole tile is two boxes already");
+  }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(
         "multicast_b=true needs CTAs that take tiles without combining rows across a cluster (no row "
@@ -674,6 +683,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"wide_finish", &Schedule::wide_finish},
       {"reverse_finish", &Schedule::reverse_finish},
       {"stash_evict_last", &Schedule::stash_evict_last},
+      {"store_chunks", &Schedule::store_chunks},
   };
   return kKnobs;
 }

@@ -172,6 +172,12 @@ struct Schedule {
   // 32 MB) it can cost the main kernel more than it saves: a searched knob, with reverse_finish alone (the
   // kept lines are the newest, the ones a reversed finish reads first). Written to JSON only when true.
   bool stash_evict_last = false;
+  // With tma_store and BN of three boxes or more (192, 256): a warpgroup's tile leaves 64 columns at a time
+  // through two 64 x 64 staging boxes, each stored as soon as the element loop has filled it (and refilled
+  // once its store has read it), instead of through one 64 x BN buffer stored after the loop: a quarter
+  // (BN = 256) to a third (192) of the staging memory, so that a 128 x 256 cooperative tile keeps four
+  // pipeline stages beside it where it had room for three. Written to JSON only when true.
+  bool store_chunks = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
@@ -186,9 +192,11 @@ struct Schedule {
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per
   /// reduction per peer; values below 1 count as 1). check_legal passes the plan's count.
   std::int64_t shared_memory_bytes(int row_reductions = 1) const;
-  /// Bytes of the TMA-store epilogue's staging tiles: 64 x BN bf16 per consumer warpgroup (0 without it).
+  /// Bytes of the TMA-store epilogue's staging tiles: 64 x BN bf16 per consumer warpgroup, or two 64 x 64
+  /// boxes with store_chunks (0 without tma_store).
   std::int64_t output_staging_bytes() const {
-    return tma_store ? std::int64_t{2} * 64 * bn * consumer_warpgroups() : 0;
+    if (!tma_store) return 0;
+    return std::int64_t{2} * 64 * (store_chunks ? 2 * 64 : bn) * consumer_warpgroups();
   }
 
   bool operator==(const Schedule&) const = default;
@@ -253,6 +261,8 @@ bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether stash_evict_last can change the kernel of `plan` under `s`: a deferred reduction with carried
 /// tiles (a stash) stored element-wise, not through the TMA store.
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s);
+/// Whether store_chunks can change the kernel under `s`: tma_store with BN of three boxes of 64 or more.
+bool store_chunks_applies(const Schedule& s);
 
 /// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
 /// reduction barrier (two stages), nothing reduced in the second.

@@ -189,6 +189,9 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   if (!s.wide_finish) s.reverse_finish = false;
   // The kept lines are the newest: searched where the finish kernel reads those first.
   if (!(s.reverse_finish && schedule::stash_evict_last_applies(plan, s))) s.stash_evict_last = false;
+  // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);
+  // a deferred reduction's stash through TMA has lost to element-wise stores on every row measured.
+  if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

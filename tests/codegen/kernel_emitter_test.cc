@@ -332,6 +332,53 @@ TEST(KernelEmitter, TmaStoreStagesTheOutputTileAndStoresItAsynchronously) {
   EXPECT_FALSE(contains(plain.source, "sOut"));
 }
 
+TEST(KernelEmitter, StoreChunksStagesTwoBoxesAndStoresEachOnceFilled) {
+  const FusionPlan gemm = plan_of("gemm_bias_relu", 1000, 1024, 1000);
+  Schedule whole;
+  whole.tma_store = true;
+  whole.bn = 256;
+  whole.stages = 3;
+  Schedule chunks = whole;
+  chunks.store_chunks = true;
+  const KernelSource kernel = emit_kernel(gemm, chunks, kKey);
+  // Two warpgroups' two 64 x 64 boxes instead of their 64 x 256 tiles: 64 KB less.
+  EXPECT_EQ(kernel.launch.shared_bytes,
+            emit_kernel(gemm, whole, kKey).launch.shared_bytes - 2 * 64 * 128 * 2);
+  EXPECT_TRUE(contains(kernel.source, "const int buffer = (col >> 6) & 1, byte = (col & 63) * 2;"));
+  EXPECT_TRUE(contains(kernel.source, "u16* stage_out = sOut + consumer * 64 * 128;"));
+  // In the element loop: box i / 32 waits for the store of box i / 32 - 2, and is stored once whole.
+  EXPECT_TRUE(contains(kernel.source,
+                       "if ((i & 31) == 0 && i >= 64) {\n"
+                       "        // Box i / 32 goes into the buffer of box i / 32 - 2: once that box's store "
+                       "has read it.\n"
+                       "        if (store_leader) bulk_wait_read_all_but_one();\n"
+                       "        warpgroup_sync(consumer);"));
+  EXPECT_EQ(count(kernel.source, "if ((i & 31) == 31) {"), 1);
+  EXPECT_TRUE(
+      contains(kernel.source,
+               "tma_store_2d(&tma_out, stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), m0 + "
+               "a_row0);"));
+  // Not after the loop as well; a tile still starts once the last tile's stores have read their boxes.
+  EXPECT_FALSE(contains(kernel.source, "for (int b = 0; b < BN / 64; ++b)"));
+  EXPECT_TRUE(
+      contains(kernel.source, "if (store_leader) bulk_wait_read_all();\n    warpgroup_sync(consumer);"));
+  // With interior tiles, both copies of the loop store their boxes.
+  Schedule interior = chunks;
+  interior.interior_tiles = true;
+  EXPECT_EQ(count(emit_kernel(gemm, interior, kKey).source, "if ((i & 31) == 31) {"), 2);
+  // A deferred reduction's bf16 stash leaves the same way, through its own descriptor.
+  const FusionPlan ln = plan_of("post_layernorm", 1000, 1024, 1024);
+  Schedule deferred = test_programs::deferred_ping_pong();
+  deferred.bn = 256;
+  deferred.stages = 3;
+  deferred.bf16_stash = deferred.tma_store = deferred.store_chunks = deferred.one_pass_variance = true;
+  EXPECT_TRUE(contains(emit_kernel(ln, deferred, kKey).source,
+                       "tma_store_2d(&tma_stash, stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), "
+                       "m0 + a_row0);"));
+  // Without the knob the kernel is the one logged before it.
+  EXPECT_FALSE(contains(emit_kernel(gemm, whole, kKey).source, "bulk_wait_read_all_but_one"));
+}
+
 TEST(KernelEmitter, VectorLoadsReadTwoColumnsAtTheEvenElement) {
   const FusionPlan ln = plan_of("post_layernorm", 127, 72, 1000);
   Schedule s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);

@@ -56,6 +56,34 @@ TEST(ScheduleErrors, TmaStoreEpilogue) {
             "schedule for 'mm': tma_store=true with N=500: output rows must be 16-byte aligned for TMA (N a "
             "multiple of 8)");
   EXPECT_EQ(legality_error(p.gemm, [](Schedule& s) { s.tma_store = true; }), "(no error)");
+  // The store in chunks: of the TMA store's boxes, three or more of them.
+  EXPECT_EQ(
+      legality_error(p.gemm,
+                     [](Schedule& s) {
+                       s.store_chunks = true;
+                       s.bn = 256;
+                       s.stages = 2;
+                     }),
+      "schedule for 'mm': store_chunks=true needs tma_store=true and BN of three 64-column boxes or more "
+      "(tma_store=false, BN=256): with two boxes the whole tile is two boxes already");
+  EXPECT_EQ(
+      legality_error(p.gemm, [](Schedule& s) { s.tma_store = s.store_chunks = true; }),
+      "schedule for 'mm': store_chunks=true needs tma_store=true and BN of three 64-column boxes or more "
+      "(tma_store=true, BN=128): with two boxes the whole tile is two boxes already");
+  // A 128 x 256 tile with four stages: too much shared memory with the whole tile staged, room in chunks.
+  const auto wide = [](Schedule& s) {
+    s.tma_store = true;
+    s.bn = 256;
+    s.stages = 4;
+  };
+  EXPECT_NE(legality_error(p.gemm, wide).find("bytes of shared memory"), std::string::npos)
+      << legality_error(p.gemm, wide);
+  EXPECT_EQ(legality_error(p.gemm,
+                           [&](Schedule& s) {
+                             wide(s);
+                             s.store_chunks = true;
+                           }),
+            "(no error)");
   EXPECT_EQ(
       legality_error(plan_of("post_layernorm", 64, 64, 257), [](Schedule& s) { s.vector_loads = true; }),
       "schedule for 'mm': vector_loads=true with N=257: a thread's two neighbouring columns are loaded as "

@@ -260,6 +260,36 @@ TEST(SearchSpace, TheStashIsKeptInL2OnlyForAReversedFinishThatStoresItElementWis
   EXPECT_FALSE(canonical(ln, s).stash_evict_last);
 }
 
+TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
+  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 4096}, {"K", 1024}, {"N", 4096}});
+  schedule::Schedule s;
+  s.bn = 256;
+  s.store_chunks = true;
+  EXPECT_FALSE(canonical(gemm, s).store_chunks);  // no TMA store
+  s.tma_store = true;
+  EXPECT_TRUE(canonical(gemm, s).store_chunks);
+  s.bn = 128;  // two boxes: the whole tile
+  EXPECT_FALSE(canonical(gemm, s).store_chunks);
+  // The space holds the 128 x 256 cooperative tile with the TMA store and four stages only in chunks.
+  bool four_stages = false;
+  for (const schedule::Schedule& each : schedule_space(gemm)) {
+    if (!(each.tma_store && each.bm == 128 && each.bn == 256 && each.stages == 4)) continue;
+    EXPECT_TRUE(each.store_chunks) << schedule::to_string(each);
+    four_stages = true;
+  }
+  EXPECT_TRUE(four_stages);
+  // Not searched with a deferred reduction, whose stash through TMA has lost wherever it was measured.
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  s = schedule::Schedule{};
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.bm = 64;
+  s.bn = 256;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.bf16_stash = s.tma_store = s.store_chunks = true;
+  EXPECT_FALSE(canonical(ln, s).store_chunks);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

@@ -528,6 +528,22 @@ std::vector<Case> cases() {
     c.label = "stash_evict_last_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
+  // Every case with the TMA store over three boxes or more once more storing them as they fill, with the
+  // pipeline stage that the staging memory freed makes room for where it does.
+  add_variants(
+      result, result.size(), "store_chunks_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.store_chunks = true;
+        return schedule::store_chunks_applies(s) && legal(plan, t);
+      },
+      [](Schedule& s) { s.store_chunks = true; });
+  for (Case& c : result) {
+    if (c.label.rfind("store_chunks_", 0) != 0) continue;
+    Schedule deeper = c.schedule;
+    ++deeper.stages;
+    if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
