@@ -14,10 +14,16 @@
 #   chunks    store_chunks (Change 44): its GPU-test variants, a search of the six GEMM rows over the TMA
 #             store in chunks, then those rows from LOG with the search's records appended, beside cuBLAS
 #             (~6 min)
+#   inplace   the TMA store over the staged residual (Change 45): its GPU-test variants, then a search of the
+#             post-LN N = 1024 rows over the cluster forms that store so, and those rows with its records
+#             (~6 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
-[[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 trace|runtime|keep|profile|chunks OUTDIR [LOG]" >&2; exit 2; }
+[[ $# -ge 2 && $# -le 3 ]] || {
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace OUTDIR [LOG]" >&2
+  exit 2
+}
 step=$1
 mkdir -p "$2/$step"
 root=$(realpath "$2")
@@ -74,8 +80,22 @@ case $step in
       --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
     tail -12 "$out/bench.txt"
     ;;
+  inplace)
+    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=tma_store_in_place_ timeout 200 \
+      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
+      >"$out/gpu-tests-in-place.log" 2>&1
+    echo "tma_store_in_place_ variants: $(grep -c '^ok ' "$out/gpu-tests-in-place.log") within the" \
+      "tolerance, $(grep -c '^FAIL \|Failure$' "$out/gpu-tests-in-place.log") failures"
+    rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
+      --fix tma_store=true,tma_inputs=true,persistent=true,reduction=cluster >"$out/tune.txt" 2>&1
+    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" \
+      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
+    tail -8 "$out/bench.txt"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile or chunks" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks or inplace" >&2
     exit 2
     ;;
 esac

@@ -313,6 +313,19 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   }
 }
 
+std::int64_t EpilogueEmitter::in_place_offset() const {
+  const schedule::EpilogueInput* input = schedule::in_place_store_input(plan_, schedule_);
+  COMFUSE_CHECK(input != nullptr, "an output stored in place has a staged input to go over");
+  return staged_.offset_of(input->tensor);
+}
+
+std::string EpilogueEmitter::in_place_address() const {
+  // The staged input's pair at fragment element i - 1 and i (StagedInputs::read's address, (i & 1) = 0).
+  return "in_tile + " + std::to_string(in_place_offset()) +
+         " + ((i >> 5) * BM + local_row0 + 8 * h) * 128 + ((((i >> 2) & 7) ^ (lane >> 2)) << 4) + (lane & 3) "
+         "* 4";
+}
+
 bool EpilogueEmitter::stores_in_pairs() const {
   return plan_.anchor.n % 2 == 0;
 }
@@ -371,6 +384,14 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
     } else {
       out.line("if (inb) " + st.array + "[" + element + "] = " + value + ";");
     }
+    return;
+  }
+  if (st.staged && schedule_.stores_in_place()) {
+    // Over the staged input's element pair at the same place of the tile (read in the first stage, not
+    // since).
+    out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
+    out.line("else sts_u32(" + in_place_address() + ", (u32)" + st.pending + " | ((u32)" + value +
+             " << 16));");
     return;
   }
   if (st.staged) {
@@ -557,6 +578,20 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   }
   for (const Store& st : stores) {
     if (st.to_stash) store(out, st);
+  }
+  const bool in_place = schedule_.stores_in_place() &&
+                        std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
+  if (in_place) {
+    out.open("if ((i & 31) == 31)");
+    out.line("// Box i / 32 of the output is whole over the staged input: to the TMA engine, by one thread.");
+    out.line("fence_proxy_async_shared();");
+    out.line("warpgroup_sync(consumer);");
+    out.open("if (store_leader)");
+    out.line("tma_store_2d(&tma_out, sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
+             " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0);");
+    out.line("bulk_commit();");
+    out.close();
+    out.close();
   }
   if (chunked) {
     out.open("if ((i & 31) == 31)");

@@ -155,6 +155,10 @@ class EpilogueEmitter {
   std::string row_of_h() const;       // the global row of h
   std::string column_of_i() const;    // the global column of element i
   std::string interior_test() const;  // the elements walked lie inside the matrix
+  // Schedule::stores_in_place: the staged input's offset in its slot, and the shared address of the pair of
+  // fragment element i (odd) over it.
+  std::int64_t in_place_offset() const;
+  std::string in_place_address() const;
 
   const schedule::FusionPlan& plan_;
   const schedule::Schedule& schedule_;

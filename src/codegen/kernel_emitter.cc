@@ -336,7 +336,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
     out.line("u16* sA = (u16*)smem;                       // [STAGES][BM][64]");
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
-    if (s_.tma_store && s_.store_chunks) {
+    // (An output stored in place needs no staging memory of its own: it goes over a staged input's slot.)
+    const bool staging = s_.tma_store && !s_.stores_in_place();
+    if (staging && s_.store_chunks) {
       out.line(
           "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][2][64][64] output boxes, swizzled");
       if (staged_.empty()) {
@@ -345,7 +347,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         staged_.carve(out, "sOut + CONSUMERS * 64 * 128");
         out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
       }
-    } else if (s_.tma_store) {
+    } else if (staging) {
       out.line(
           "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
           "swizzled");
@@ -605,12 +607,12 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     epilogue.declare_state(out);
     if (!staged_.empty()) staged_.declare(out);
     out.line();
-    if (s_.tma_store) {
+    if (s_.tma_store && !s_.stores_in_place()) {
       out.line(s_.store_chunks
                    ? "u16* stage_out = sOut + consumer * 64 * 128;  // this warpgroup's two output boxes"
                    : "u16* stage_out = sOut + consumer * 64 * BN;  // this warpgroup's output tile");
-      out.line("const bool store_leader = (threadIdx.x & 127) == 0;");
     }
+    if (s_.tma_store) out.line("const bool store_leader = (threadIdx.x & 127) == 0;");
     if (warpgroups_own_rows()) {
       out.line("// This warpgroup's cluster exchange buffers and rounds.");
       out.line("float* const wg_xch = xch + consumer * (2 * CLUSTER_N * XSLOTS * BM);");
@@ -646,7 +648,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       out.line("const int n0 = tiles.n_tile(t) * BN;");
     }
     mainloop(out);
-    if (s_.tma_store) {
+    if (s_.tma_store && !s_.stores_in_place()) {
       out.line(
           "// The previous tile's TMA store must have read the staging buffer before it is overwritten.");
       out.line("if (store_leader) bulk_wait_read_all();");
@@ -664,9 +666,9 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
     if (s_.tma_store && s_.store_chunks) {
-      trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM",
-                  "n0 / BN");  // (the element loop stored each box)
-    } else if (s_.tma_store) {
+      // (the element loop stored each box; with row reductions in the kernel, the last stage's)
+      if (!reduces_in_kernel()) trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
+    } else if (s_.tma_store && !s_.stores_in_place()) {
       out.line("// Make the tile visible to the TMA engine, then one thread stores it box by box.");
       out.line("fence_proxy_async_shared();");
       out.line("warpgroup_sync(consumer);");
@@ -681,7 +683,7 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
       trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
     out.close();
-    if (s_.tma_store)
+    if (s_.tma_store && !reduces_in_kernel())
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
     if (s_.deferred()) {  // the finish kernel runs the rest
       trace_.end(out);
@@ -709,14 +711,24 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
         out.line("const int n0 = tiles.n_tile(t) * BN;");
       }
       epilogue.element_loop(out, stage);
+      if (s_.stores_in_place() && stage == last_stage) {
+        out.line(
+            "// The output went over the staged slot: its stores must have read it before it is released.");
+        out.line("if (store_leader) bulk_wait_read_all();");
+        out.line("warpgroup_sync(consumer);");
+      }
       if (!staged_.empty() && stage == last_stage) staged_.release(out);
       trace_.mark(out, TraceEvent::kElementsEnd, stage, "m0 / BM", "n0 / BN");
+      if (s_.tma_store && stage == last_stage)
+        trace_.mark(out, TraceEvent::kStoreIssued, stage, "m0 / BM", "n0 / BN");
       out.close();
       epilogue.end_stage(out, stage);
       if (!plan_.stages[stage].reductions.empty())
         trace_.mark(out, TraceEvent::kCombined, stage, "m0 / BM", row_block);
     }
     if (walks_row_blocks()) out.close();
+    if (s_.tma_store && reduces_in_kernel())
+      out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
     trace_.end(out);
   }
 

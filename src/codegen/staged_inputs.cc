@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "support/error.h"
+
 namespace comfuse::codegen {
 
 using schedule::Broadcast;
@@ -43,6 +45,13 @@ std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, boo
   return "(" + std::string(full ? "inb" : "gcol < N") + " ? " + convert + element + ") : 0.0f)";
 }
 
+std::int64_t StagedInputs::offset_of(const te::Tensor& input) const {
+  for (const Input& in : inputs_) {
+    if (in.tensor.same_as(input)) return in.offset;
+  }
+  throw InternalError("input '" + input.name() + "' is not staged");
+}
+
 std::vector<std::pair<te::Tensor, int>> StagedInputs::boxes() const {
   std::vector<std::pair<te::Tensor, int>> result;
   for (const Input& in : inputs_) result.emplace_back(in.tensor, in.rows);
@@ -59,6 +68,12 @@ void StagedInputs::helpers(CodeStream& out) const {
   out.line(R"(asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(address));)");
   out.line("return v;");
   out.close();
+  if (schedule_.stores_in_place()) {
+    out.line("// A 32-bit store to a shared-memory address: the output tile over a staged input's slot.");
+    out.open("__device__ __forceinline__ void sts_u32(u32 address, u32 v)");
+    out.line(R"(asm volatile("st.shared.u32 [%0], %1;" :: "r"(address), "r"(v) : "memory");)");
+    out.close();
+  }
   out.line();
 }
 

@@ -38,7 +38,9 @@ class StagedInputs {
   /// The rows of each input's box: BM for element-wise inputs, 1 for vectors (the launch's TMA maps).
   std::vector<std::pair<te::Tensor, int>> boxes() const;
 
-  /// `lds_u16`, the staged reads' load.
+  /// Bytes from a slot's start to `input`'s boxes (it must be staged).
+  std::int64_t offset_of(const te::Tensor& input) const;
+  /// `lds_u16`, the staged reads' load (and `sts_u32` where the output is stored in place).
   void helpers(CodeStream& out) const;
   /// The slots from `start` on (`sIn`; a pointer expression: the end of the operand ring, or of the TMA-store
   /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.

@@ -169,7 +169,30 @@ bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
 }
 
 bool store_chunks_applies(const Schedule& s) {
-  return s.tma_store && s.bn > 2 * 64;
+  return s.tma_store && s.bn > 2 * 64 && !s.stores_in_place();
+}
+
+const EpilogueInput* in_place_store_input(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs || plan.stages.size() < 2) return nullptr;
+  const auto read_later = [&](const te::Tensor& input) {
+    for (std::size_t stage = 1; stage < plan.stages.size(); ++stage) {
+      for (const auto* tensors : {&plan.stages[stage].tiles, &plan.stages[stage].reductions}) {
+        for (const te::Tensor& t : *tensors) {
+          for (const te::Tensor& read : te::Program::reads_of(t)) {
+            if (read.same_as(input)) return true;
+          }
+        }
+      }
+    }
+    return false;
+  };
+  for (const EpilogueInput& input : plan.epilogue_inputs) {
+    if (input.broadcast == Broadcast::kFull && te::dtype_bytes(input.tensor.dtype()) == 2 &&
+        stages_input(plan, s, input) && !read_later(input.tensor)) {
+      return &input;
+    }
+  }
+  return nullptr;
 }
 
 bool wide_finish_applies(const FusionPlan& plan, const Schedule& s) {
@@ -232,8 +255,17 @@ void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail
     }
     return;
   }
-  if (plan.has_reductions())
-    fail("tma_store=true with row reductions: the TMA-store epilogue is for plans without reductions");
+  if (plan.has_reductions()) {  // combined in the kernel: the output is written over a staged input's slot
+    const te::Tensor& out = plan.program.outputs()[0];
+    if (in_place_store_input(plan, s) == nullptr ||
+        plan.stage(out) != static_cast<int>(plan.stages.size()) - 1) {
+      fail(
+          "tma_store=true with row reductions combined in the kernel writes the last stage's output over the "
+          "staged slot of a 16-bit input tile that only the first stage reads: it needs tma_inputs=true and "
+          "such an input (tma_inputs=" +
+          std::string(s.tma_inputs ? "true" : "false") + ")");
+    }
+  }
   if (s.bn % 64 != 0)
     fail("tma_store=true with BN=" + std::to_string(s.bn) +
          ": the output tile leaves in boxes of 64 columns");

@@ -180,6 +180,9 @@ struct Schedule {
   bool store_chunks = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
+  /// tma_store with rows combined in the kernel (which needs tma_inputs): the last stage writes its output
+  /// tile over the staged slot of a 16-bit input that only the first stage reads, and it leaves from there.
+  bool stores_in_place() const { return tma_store && tma_inputs && !deferred(); }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
   /// all of the CTA's column tiles, exchanging its own row partials) instead of alternate column tiles of the
@@ -195,7 +198,7 @@ struct Schedule {
   /// Bytes of the TMA-store epilogue's staging tiles: 64 x BN bf16 per consumer warpgroup, or two 64 x 64
   /// boxes with store_chunks (0 without tma_store).
   std::int64_t output_staging_bytes() const {
-    if (!tma_store) return 0;
+    if (!tma_store || stores_in_place()) return 0;
     return std::int64_t{2} * 64 * (store_chunks ? 2 * 64 : bn) * consumer_warpgroups();
   }
 
@@ -261,8 +264,13 @@ bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether stash_evict_last can change the kernel of `plan` under `s`: a deferred reduction with carried
 /// tiles (a stash) stored element-wise, not through the TMA store.
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s);
-/// Whether store_chunks can change the kernel under `s`: tma_store with BN of three boxes of 64 or more.
+/// Whether store_chunks can change the kernel under `s`: tma_store with BN of three boxes of 64 or more,
+/// staged in boxes of its own (not in place).
 bool store_chunks_applies(const Schedule& s);
+/// The staged input whose slot the output tile is written over with Schedule::stores_in_place: the first
+/// input `plan` (the plan `s` runs) stages from a 16-bit [M, N] tile that no tensor after the first barrier
+/// reads; null when there is none.
+const EpilogueInput* in_place_store_input(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `plan` (the plan `s` runs, effective_plan) can defer its reduction to a finish kernel: one
 /// reduction barrier (two stages), nothing reduced in the second.

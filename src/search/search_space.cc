@@ -164,7 +164,9 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
     const ValueHome deferred_home = plan.carried_tiles.empty() ? ValueHome::kRegisters : ValueHome::kL2Stash;
     if (!(s.deferred() && s.cluster_n == 1 && s.carried == deferred_home))
       s.reduction = s.cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
-    if (!s.deferred()) s.tma_store = false;  // a deferred reduction's stash may leave by TMA
+    // A deferred reduction's stash may leave by TMA, and the output of rows combined in the kernel from the
+    // slot of an input staged there (checked with tma_inputs, below).
+    if (!s.deferred() && !s.tma_inputs) s.tma_store = false;
   }
   if (plan.carried_tiles.empty()) s.carried = ValueHome::kRegisters;
   if (!schedule::vector_loads_apply(plan, s)) s.vector_loads = false;
@@ -204,6 +206,12 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
         return schedule::tma_inputs_apply(effective, s);
       })) {
     s.tma_inputs = false;
+  }
+  if (plan.has_reductions() && !s.deferred() && s.tma_store &&
+      !(s.tma_inputs && schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
+          return schedule::in_place_store_input(effective, s) != nullptr;
+        }))) {
+    s.tma_store = false;
   }
   return s;
 }

@@ -393,6 +393,24 @@ TEST(KernelCompile, StoreChunks) {
   });
 }
 
+TEST(KernelCompile, TmaStoreOverTheStagedResidual) {
+  // Rows combined in the kernel, the output written over the staged residual and stored from there: the
+  // suite's post-LN N = 1024 cluster form (ping-pong on alternate row blocks), and cooperative 128-row tiles
+  // (the second warpgroup's rows at a_row0 = 64) with a two-pass variance.
+  Schedule ping_pong =
+      make_schedule(Knobs{.bm = 64, .bn = 256, .stages = 3, .cluster_n = 4, .roles = WarpRoles::kPingPong});
+  ping_pong.persistent = ping_pong.one_pass_variance = ping_pong.carry_in_accumulator = true;
+  ping_pong.interior_tiles = ping_pong.tma_inputs = ping_pong.tma_store = true;
+  Schedule cooperative = make_schedule(Knobs{.bm = 128, .bn = 128, .stages = 3, .cluster_n = 8});
+  cooperative.tma_inputs = cooperative.tma_store = true;
+  compile_all({
+      {"post_layernorm 1024 wide, cluster ping-pong", workload("post_layernorm", Shape{127, 72, 1024}),
+       std::nullopt, ping_pong},
+      {"post_layernorm 1024 wide, cooperative cluster of 8", workload("post_layernorm", Shape{127, 72, 1024}),
+       std::nullopt, cooperative},
+  });
+}
+
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

@@ -379,6 +379,44 @@ TEST(KernelEmitter, StoreChunksStagesTwoBoxesAndStoresEachOnceFilled) {
   EXPECT_FALSE(contains(emit_kernel(gemm, whole, kKey).source, "bulk_wait_read_all_but_one"));
 }
 
+TEST(KernelEmitter, AnOutputOfRowsCombinedInTheKernelLeavesFromTheStagedResidualsSlot) {
+  const FusionPlan ln = plan_of("post_layernorm", 1000, 1024, 1024);
+  Schedule staged;
+  staged.bm = 64;
+  staged.bn = 256;
+  staged.stages = 3;
+  staged.warp_roles = WarpRoles::kPingPong;
+  staged.cluster_n = 4;
+  staged.reduction = schedule::ReductionPlacement::kCluster;
+  staged.persistent = staged.one_pass_variance = staged.carry_in_accumulator = staged.tma_inputs = true;
+  Schedule stored = staged;
+  stored.tma_store = true;
+  const KernelSource kernel = emit_kernel(ln, stored, kKey);
+  // No staging memory of its own.
+  EXPECT_EQ(kernel.launch.shared_bytes, emit_kernel(ln, staged, kKey).launch.shared_bytes);
+  EXPECT_FALSE(contains(kernel.source, "sOut"));
+  EXPECT_FALSE(contains(kernel.source, "stage_out"));
+  // The pair over the residual's pair (the residual's boxes start 1024 bytes into the slot, after the bias).
+  EXPECT_TRUE(
+      contains(kernel.source,
+               "else sts_u32(in_tile + 1024 + ((i >> 5) * BM + local_row0 + 8 * h) * 128 + ((((i >> 2) & "
+               "7) ^ (lane >> 2)) << 4) + (lane & 3) * 4, (u32)pend_Y | ((u32)f32_to_bf16(v_Y) << 16));"));
+  EXPECT_FALSE(contains(kernel.source, "out_Y[(size_t)"));
+  EXPECT_TRUE(
+      contains(kernel.source,
+               "tma_store_2d(&tma_out, sIn + in_slot * IN_SLOT_BYTES + 1024 + ((i >> 5) * BM + a_row0) * "
+               "128, n0 + 64 * (i >> 5), m0 + a_row0);"));
+  // The slot is released once the stores have read it; the kernel ends once they are done.
+  EXPECT_TRUE(contains(kernel.source,
+                       "if (store_leader) bulk_wait_read_all();\n"
+                       "      warpgroup_sync(consumer);\n"
+                       "      __syncwarp();\n"
+                       "      if (lane == 0) mbar_arrive(&in_empty[in_slot]);"));
+  EXPECT_EQ(count(kernel.source, "if (store_leader) bulk_wait_all();"), 1);
+  // The residual is read in the first stage only: the stage after the barrier reads gamma and beta.
+  EXPECT_EQ(schedule::in_place_store_input(schedule::effective_plan(ln, stored), stored)->tensor.name(), "R");
+}
+
 TEST(KernelEmitter, VectorLoadsReadTwoColumnsAtTheEvenElement) {
   const FusionPlan ln = plan_of("post_layernorm", 127, 72, 1000);
   Schedule s = cluster_schedule(64, 128, 1, ValueHome::kL2Stash);

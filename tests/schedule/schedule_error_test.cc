@@ -182,10 +182,29 @@ TEST(ScheduleErrors, ReductionPlacement) {
                              s.carried = ValueHome::kL2Stash;
                            }),
             "(no error)");  // ping-pong warpgroups combine their row partials through shared memory
-  EXPECT_EQ(
-      legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
-      "schedule for 'mm': tma_store=true with row reductions: the TMA-store epilogue is for plans without "
-      "reductions");
+  EXPECT_EQ(legality_error(p.ln, [](Schedule& s) { s.tma_store = true; }),
+            "schedule for 'mm': tma_store=true with row reductions combined in the kernel writes the last "
+            "stage's output over the staged slot of a 16-bit input tile that only the first stage reads: it "
+            "needs tma_inputs=true and such an input (tma_inputs=false)");
+  // With the residual staged (a cluster of four holding a row of 512 in registers), the output goes over it.
+  EXPECT_EQ(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.cluster_n = 4;
+                             s.reduction = schedule::ReductionPlacement::kCluster;
+                             s.tma_inputs = s.tma_store = true;
+                           }),
+            "(no error)");
+  // Not in chunks: it has no boxes of its own.
+  EXPECT_NE(legality_error(p.ln,
+                           [](Schedule& s) {
+                             s.cluster_n = 2;
+                             s.bn = 256;
+                             s.stages = 2;
+                             s.reduction = schedule::ReductionPlacement::kCluster;
+                             s.tma_inputs = s.tma_store = s.store_chunks = true;
+                           })
+                .find("store_chunks=true needs"),
+            std::string::npos);
   // Persistent ping-pong warpgroups take alternate row blocks: each holds all of the CTA's column tiles.
   EXPECT_EQ(legality_error(p.ln,
                            [](Schedule& s) {

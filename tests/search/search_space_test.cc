@@ -290,6 +290,22 @@ TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
   EXPECT_FALSE(canonical(ln, s).store_chunks);
 }
 
+TEST(SearchSpace, RowsCombinedInTheKernelStoreByTmaOnlyOverAStagedInput) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.cluster_n = 4;
+  s.reduction = schedule::ReductionPlacement::kCluster;
+  s.tma_store = true;
+  EXPECT_FALSE(canonical(ln, s).tma_store);
+  s.tma_inputs = true;
+  EXPECT_TRUE(canonical(ln, s).tma_store);
+  s.carried = schedule::ValueHome::kL2Stash;  // two tiles a warpgroup: nothing staged, nothing stored over
+  EXPECT_FALSE(canonical(ln, s).tma_store);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

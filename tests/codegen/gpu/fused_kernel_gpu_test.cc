@@ -353,6 +353,16 @@ std::vector<Case> cases() {
         return schedule::tma_inputs_apply(schedule::effective_plan(plan, s), s);
       },
       [](Schedule& s) { s.tma_inputs = true; });
+  // Those whose rows combine in the kernel once more with the output written over the staged residual's slot
+  // and stored from there by TMA.
+  add_variants(
+      result, result.size(), "tma_store_in_place_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.tma_store = true;
+        return s.tma_inputs && !s.deferred() && legal(plan, t);
+      },
+      [](Schedule& s) { s.tma_store = true; });
   add_variants(
       result, result.size(), "prefetch_inputs_",
       [](const schedule::FusionPlan& plan, const Schedule&) { return schedule::prefetch_inputs_apply(plan); },
