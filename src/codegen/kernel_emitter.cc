@@ -7,6 +7,7 @@
 #include "codegen/epilogue_emitter.h"
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
+#include "codegen/kernel_helpers.h"
 #include "codegen/kernel_source.h"
 #include "codegen/phase_trace.h"
 #include "codegen/staged_inputs.h"
@@ -134,12 +135,12 @@ class KernelEmitter {
     constants(out, m_blocks, n_tiles);
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
-    if (s_.tma_store) tma_store_helpers(out);
+    if (s_.tma_store) emit_tma_store_helpers(out, s_.store_chunks);
     trace_.helpers(out);
-    if (s_.multicast_b) multicast_helpers(out);
-    if (s_.stash_evict_last) stash_keep_helpers(out);
+    if (s_.multicast_b) emit_multicast_helpers(out);
+    if (s_.stash_evict_last) emit_stash_keep_helpers(out);
     epilogue.helpers(out);
-    if (s_.prefetch_inputs) prefetch_helper(out);
+    if (s_.prefetch_inputs) emit_prefetch_helper(out);
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
     kernel(out, result, epilogue);
@@ -209,85 +210,6 @@ class KernelEmitter {
     }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
-  }
-
-  // multicast_b's device helpers: a B box loaded into both CTAs of the cluster, and a stage released in both
-  // (either CTA's producer refills it in both).
-  void multicast_helpers(CodeStream& out) const {
-    out.raw(
-        R"CUDA(// multicast_b: a box loaded once into every CTA of `ctas` (a bit each), at the same shared-memory
-// offsets, completing on each CTA's own `bar`.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescriptor* desc, u64* bar, int c0, int c1, u16 ctas) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;"
-               :: "r"(smem_addr(dst)), "l"((u64)desc), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "h"(ctas) : "memory");
-}
-// A stage's release, here and in the peer CTA: the peer's producer writes its half of B into both. The
-// arrival orders at CTA scope only, as the local one: the stage's reads were wgmma's, done at wgmma_wait, and
-// no other memory operation needs to reach the peer first (a cluster-scope release waits for the thread's
-// global stores as well).
-__device__ __forceinline__ void release_stage(u64* bar, u32 peer) {
-  mbar_arrive(bar);
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(map_to_rank(bar, peer)) : "memory");
-}
-
-)CUDA");
-  }
-
-  // stash_evict_last's device helpers: the stash's element and pair stores with an L2 evict_last policy. No
-  // memory clobber: nothing in the main kernel reads the stash, and the finish kernel is a later launch.
-  void stash_keep_helpers(CodeStream& out) const {
-    out.raw(
-        R"CUDA(// stash_evict_last: L2 keeps these lines ahead of lines stored or loaded without a policy.
-__device__ __forceinline__ u64 l2_evict_last_policy() {
-  u64 policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void st_keep(u16* p, u16 v, u64 policy) {
-  asm volatile("st.global.L2::cache_hint.b16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(policy));
-}
-__device__ __forceinline__ void st_keep(float* p, float v, u64 policy) {
-  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" :: "l"(p), "f"(v), "l"(policy));
-}
-__device__ __forceinline__ void st_keep(u32* p, u32 v, u64 policy) {
-  asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(policy));
-}
-__device__ __forceinline__ void st_keep(float2* p, float2 v, u64 policy) {
-  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" :: "l"(p), "f"(v.x), "f"(v.y), "l"(policy));
-}
-
-)CUDA");
-  }
-
-  // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
-  void tma_store_helpers(CodeStream& out) const {
-    if (s_.store_chunks) {
-      out.raw(
-          R"CUDA(// TMA-store epilogue in chunks: a warpgroup's 64 x BN tile leaves 64 columns at a time through two
-// boxes of [64 rows][64 columns], box b of the tile in buffer b % 2, 128-byte swizzled (16-byte chunk c of
-// row r at chunk c ^ (r % 8)), each stored by one thread once filled.
-__device__ __forceinline__ u32 staged_offset(int row, int col) {
-  const int buffer = (col >> 6) & 1, byte = (col & 63) * 2;
-  return (u32)(buffer * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));
-}
-// Waits until every bulk store group but the latest has read its shared memory.
-__device__ __forceinline__ void bulk_wait_read_all_but_one() { asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); }
-)CUDA");
-    } else {
-      out.raw(
-          R"CUDA(// TMA-store epilogue: the 64 x BN output tile of a warpgroup in boxes of [64 rows][64 columns],
-// 128-byte swizzled (16-byte chunk c of row r at chunk c ^ (r % 8)), stored by one thread.
-__device__ __forceinline__ u32 staged_offset(int row, int col) {
-  const int box = col >> 6, byte = (col & 63) * 2;
-  return (u32)(box * 8192 + row * 128 + ((((byte >> 4) ^ (row & 7))) << 4) + (byte & 15));
-}
-)CUDA");
-    }
-    out.raw(tma_store_functions());
-    out.raw(R"CUDA(// Named barriers 2 and 3: the 128 threads of consumer warpgroup 0 or 1.
-__device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar.sync %0, 128;" :: "r"(2 + consumer) : "memory"); }
-
-)CUDA");
   }
 
   // The kernel's parameter list (the finish kernel takes the same, so that one argument array serves both).
@@ -508,15 +430,6 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) { asm volatile("bar
     }
     out.close();
     out.close();
-  }
-
-  void prefetch_helper(CodeStream& out) const {
-    out.line("// A bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2.");
-    out.open("__device__ __forceinline__ void prefetch_l2(const void* p, u32 bytes)");
-    out.line(
-        R"(asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");)");
-    out.close();
-    out.line();
   }
 
   void mainloop(CodeStream& out) const {

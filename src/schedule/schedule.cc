@@ -1,4 +1,4 @@
-// Schedule legality, the default heuristic and the JSON form.
+// Schedule legality and the default heuristic (the JSON and text forms: schedule_json.cc).
 #include "schedule/schedule.h"
 
 #include <algorithm>
@@ -12,35 +12,6 @@
 
 namespace comfuse::schedule {
 namespace {
-
-template <typename Enum, std::size_t N>
-Enum parse_enum(const nlohmann::json& value, const std::string& path, const Enum (&all)[N],
-                std::string_view (*name)(Enum)) {
-  if (!value.is_string()) throw CompileError(path + ": expected a string");
-  const std::string text = value.get<std::string>();
-  std::string valid;
-  for (Enum e : all) {
-    if (name(e) == text) return e;
-    valid += (valid.empty() ? "" : ", ") + std::string(name(e));
-  }
-  throw CompileError(path + ": unknown value '" + text + "' (valid: " + valid + ")");
-}
-
-int parse_int(const nlohmann::json& object, const std::string& key, const std::string& path) {
-  const auto it = object.find(key);
-  if (it == object.end()) throw CompileError(path + ": missing field '" + key + "'");
-  if (!it->is_number_integer()) throw CompileError(path + "." + key + ": expected an integer");
-  const auto value = it->get<std::int64_t>();
-  if (value < -(1 << 30) || value > (1 << 30)) {
-    throw CompileError(path + "." + key + ": " + std::to_string(value) + " is out of range");
-  }
-  return static_cast<int>(value);
-}
-
-constexpr WarpRoles kAllWarpRoles[] = {WarpRoles::kCooperative, WarpRoles::kPingPong};
-constexpr ReductionPlacement kAllPlacements[] = {ReductionPlacement::kCta, ReductionPlacement::kCluster,
-                                                 ReductionPlacement::kDeferred};
-constexpr ValueHome kAllHomes[] = {ValueHome::kRegisters, ValueHome::kL2Stash, ValueHome::kShared};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -62,40 +33,6 @@ int row_reductions_per_stage(const FusionPlan& plan) {
 }
 
 }  // namespace
-
-std::string_view warp_roles_name(WarpRoles roles) {
-  switch (roles) {
-    case WarpRoles::kCooperative:
-      return "cooperative";
-    case WarpRoles::kPingPong:
-      return "ping_pong";
-  }
-  return "?";
-}
-
-std::string_view reduction_placement_name(ReductionPlacement placement) {
-  switch (placement) {
-    case ReductionPlacement::kCta:
-      return "cta";
-    case ReductionPlacement::kCluster:
-      return "cluster";
-    case ReductionPlacement::kDeferred:
-      return "deferred";
-  }
-  return "?";
-}
-
-std::string_view value_home_name(ValueHome home) {
-  switch (home) {
-    case ValueHome::kRegisters:
-      return "registers";
-    case ValueHome::kL2Stash:
-      return "l2_stash";
-    case ValueHome::kShared:
-      return "shared";
-  }
-  return "?";
-}
 
 std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   const std::int64_t ring = static_cast<std::int64_t>(stages) * (bm + bn) * bk * 2;
@@ -688,114 +625,6 @@ Schedule default_schedule(const FusionPlan& plan, const TargetLimits& limits) {
     --s.stages;
   check_legal(plan, s, limits);
   return s;
-}
-
-std::span<const OptionalKnob> optional_knobs() {
-  static constexpr OptionalKnob kKnobs[] = {
-      {"persistent", &Schedule::persistent},
-      {"tma_store", &Schedule::tma_store},
-      {"vector_loads", &Schedule::vector_loads},
-      {"batched_reads", &Schedule::batched_reads},
-      {"deep_reads", &Schedule::deep_reads},
-      {"one_pass_variance", &Schedule::one_pass_variance},
-      {"prefetch_inputs", &Schedule::prefetch_inputs},
-      {"online_softmax", &Schedule::online_softmax},
-      {"relaxed_exchange_wait", &Schedule::relaxed_exchange_wait},
-      {"carry_in_accumulator", &Schedule::carry_in_accumulator},
-      {"tma_inputs", &Schedule::tma_inputs},
-      {"fenced_exchange_arrive", &Schedule::fenced_exchange_arrive},
-      {"interior_tiles", &Schedule::interior_tiles},
-      {"bf16_stash", &Schedule::bf16_stash, true},
-      {"branchless_online_update", &Schedule::branchless_online_update},
-      {"finish_row_split", &Schedule::finish_row_split},
-      {"approximate_math", &Schedule::approximate_math, true},
-      {"multicast_b", &Schedule::multicast_b},
-      {"reciprocal_division", &Schedule::reciprocal_division, true, true},
-      {"stash_terms", &Schedule::stash_terms, true},
-      {"wide_finish", &Schedule::wide_finish},
-      {"reverse_finish", &Schedule::reverse_finish},
-      {"stash_evict_last", &Schedule::stash_evict_last},
-      {"store_chunks", &Schedule::store_chunks},
-  };
-  return kKnobs;
-}
-
-bool rounds(const Schedule& s) {
-  const auto knobs = optional_knobs();
-  return std::any_of(knobs.begin(), knobs.end(),
-                     [&](const OptionalKnob& knob) { return knob.rounds && s.*knob.field; });
-}
-
-bool rounds_past_an_ulp(const Schedule& s) {
-  const auto knobs = optional_knobs();
-  return std::any_of(knobs.begin(), knobs.end(), [&](const OptionalKnob& knob) {
-    return knob.rounds && !knob.within_an_ulp && s.*knob.field;
-  });
-}
-
-nlohmann::json to_json(const Schedule& s) {
-  nlohmann::json json{{"bm", s.bm},
-                      {"bn", s.bn},
-                      {"bk", s.bk},
-                      {"stages", s.stages},
-                      {"cluster_n", s.cluster_n},
-                      {"warp_roles", warp_roles_name(s.warp_roles)},
-                      {"reduction", reduction_placement_name(s.reduction)},
-                      {"carried", value_home_name(s.carried)},
-                      {"raster_group_m", s.raster_group_m}};
-  for (const OptionalKnob& knob : optional_knobs()) {
-    if (s.*knob.field) json[knob.name] = true;
-  }
-  return json;
-}
-
-Schedule schedule_from_json(const nlohmann::json& json, const std::string& path) {
-  if (!json.is_object()) throw CompileError(path + ": expected an object");
-  static const char* const kFields[] = {"bm",         "bn",        "bk",      "stages",        "cluster_n",
-                                        "warp_roles", "reduction", "carried", "raster_group_m"};
-  const auto knobs = optional_knobs();
-  for (const auto& [key, value] : json.items()) {
-    const auto named = [&](const char* name) { return key == name; };
-    if (std::none_of(std::begin(kFields), std::end(kFields), named) &&
-        std::none_of(knobs.begin(), knobs.end(), [&](const OptionalKnob& k) { return named(k.name); })) {
-      throw CompileError(path + ": unknown field '" + key + "'");
-    }
-  }
-  Schedule s;
-  s.bm = parse_int(json, "bm", path);
-  s.bn = parse_int(json, "bn", path);
-  s.bk = parse_int(json, "bk", path);
-  s.stages = parse_int(json, "stages", path);
-  s.cluster_n = parse_int(json, "cluster_n", path);
-  s.raster_group_m = parse_int(json, "raster_group_m", path);
-  for (const char* key : {"warp_roles", "reduction", "carried"}) {
-    if (!json.contains(key)) throw CompileError(path + ": missing field '" + key + "'");
-  }
-  s.warp_roles = parse_enum(json["warp_roles"], path + ".warp_roles", kAllWarpRoles, warp_roles_name);
-  s.reduction = parse_enum(json["reduction"], path + ".reduction", kAllPlacements, reduction_placement_name);
-  s.carried = parse_enum(json["carried"], path + ".carried", kAllHomes, value_home_name);
-  // Optional: added after the first logs were written, absent meaning false.
-  for (const OptionalKnob& knob : knobs) {
-    if (const auto it = json.find(knob.name); it != json.end()) {
-      if (!it->is_boolean()) throw CompileError(path + "." + knob.name + ": expected true or false");
-      s.*knob.field = it->get<bool>();
-    }
-  }
-  return s;
-}
-
-std::string to_string(const Schedule& s) {
-  std::string text = "BM=" + std::to_string(s.bm) + " BN=" + std::to_string(s.bn) +
-                     " BK=" + std::to_string(s.bk) + " stages=" + std::to_string(s.stages) +
-                     " cluster_n=" + std::to_string(s.cluster_n) + " " +
-                     std::string(warp_roles_name(s.warp_roles)) +
-                     " reduction=" + std::string(reduction_placement_name(s.reduction)) +
-                     " carried=" + std::string(value_home_name(s.carried)) +
-                     " raster_group_m=" + std::to_string(s.raster_group_m);
-  for (const OptionalKnob& knob : optional_knobs()) {
-    if (s.*knob.field) text += std::string(" ") + knob.name;
-  }
-  return text;
 }
 
 }  // namespace comfuse::schedule
