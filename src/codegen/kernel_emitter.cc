@@ -260,23 +260,17 @@ class KernelEmitter {
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
     // (An output stored in place needs no staging memory of its own: it goes over a staged input's slot.)
     const bool staging = s_.tma_store && !s_.stores_in_place();
-    if (staging && s_.store_chunks) {
+    if (staging) {
       out.line(
-          "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][2][64][64] output boxes, swizzled");
+          s_.store_chunks
+              ? "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][2][64][64] output boxes, swizzled"
+              : "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
+                "swizzled");
+      const std::string end = std::string("sOut + CONSUMERS * 64 * ") + (s_.store_chunks ? "128" : "BN");
       if (staged_.empty()) {
-        out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * 128);  // TMA data landed in stage s");
+        out.line("u64* full = (u64*)(" + end + ");  // TMA data landed in stage s");
       } else {  // a deferred reduction's stash tile and its staged inputs
-        staged_.carve(out, "sOut + CONSUMERS * 64 * 128");
-        out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
-      }
-    } else if (staging) {
-      out.line(
-          "u16* sOut = sB + STAGES * BN * BK;          // [CONSUMERS][BN / 64][64][64] output tiles, "
-          "swizzled");
-      if (staged_.empty()) {
-        out.line("u64* full = (u64*)(sOut + CONSUMERS * 64 * BN);  // TMA data landed in stage s");
-      } else {  // a deferred reduction's stash tile and its staged inputs
-        staged_.carve(out, "sOut + CONSUMERS * 64 * BN");
+        staged_.carve(out, end);
         out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
       }
     } else if (!staged_.empty()) {
