@@ -485,8 +485,10 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.line("const int i = i0 + j;");
   }
   element_coordinates();
-  const bool chunked = schedule_.store_chunks &&
-                       std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
+  // The TMA store's per-box steps, in the stage whose stores go to shared memory.
+  const bool staged = std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
+  const bool chunked = schedule_.store_chunks && staged;
+  const bool in_place = schedule_.stores_in_place() && staged;
   if (chunked) {
     out.open("if ((i & 31) == 0 && i >= 64)");
     out.line("// Box i / 32 goes into the buffer of box i / 32 - 2: once that box's store has read it.");
@@ -579,8 +581,6 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   for (const Store& st : stores) {
     if (st.to_stash) store(out, st);
   }
-  const bool in_place = schedule_.stores_in_place() &&
-                        std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
   if (in_place) {
     out.open("if ((i & 31) == 31)");
     out.line("// Box i / 32 of the output is whole over the staged input: to the TMA engine, by one thread.");
