@@ -216,6 +216,22 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   return s;
 }
 
+// The optional knobs in the order the space turns them on: each after every knob its canonical form reads.
+// optional_knobs() lists tma_store before tma_inputs (its order is the logs' and the calibration's), but
+// the TMA store of rows combined in the kernel exists only with tma_inputs on; turned on first, it would fold
+// back on every such schedule and leave them out of the space.
+std::vector<schedule::OptionalKnob> knobs_in_space_order() {
+  const auto all = schedule::optional_knobs();
+  std::vector<schedule::OptionalKnob> order(all.begin(), all.end());
+  const auto named = [&](std::string_view name) {
+    return std::find_if(order.begin(), order.end(), [&](const auto& k) { return name == k.name; });
+  };
+  const schedule::OptionalKnob store = *named("tma_store");
+  order.erase(named("tma_store"));
+  order.insert(named("tma_inputs") + 1, store);
+  return order;
+}
+
 }  // namespace
 
 Schedule canonical(const schedule::FusionPlan& plan, Schedule s) {
@@ -251,8 +267,7 @@ std::vector<Schedule> schedule_space(const schedule::FusionPlan& plan, const sch
   raw = unique_canonical(plan, knobs, raw);
   // A knob the plan or the schedule ignores folds back at once (canonical turns it off), so the product grows
   // only by the knobs that apply; each depends only on fields set before it.
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs())
-    raw = with_knob(plan, knobs, raw, knob);
+  for (const schedule::OptionalKnob& knob : knobs_in_space_order()) raw = with_knob(plan, knobs, raw, knob);
   return keep_legal(plan, raw, limits);  // canonical and unique already
 }
 

@@ -304,6 +304,20 @@ TEST(SearchSpace, RowsCombinedInTheKernelStoreByTmaOnlyOverAStagedInput) {
   EXPECT_TRUE(canonical(ln, s).tma_store);
   s.carried = schedule::ValueHome::kL2Stash;  // two tiles a warpgroup: nothing staged, nothing stored over
   EXPECT_FALSE(canonical(ln, s).tma_store);
+  // The space holds them: the TMA store is turned on after tma_inputs (turned on before, it folded back on
+  // every such schedule, and a search fixed to them found none).
+  const schedule::FusionPlan suite_ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  int in_place = 0, staged_in_kernel = 0;
+  for (const schedule::Schedule& each : schedule_space(suite_ln)) {
+    if (each.deferred() || !each.tma_inputs) continue;
+    ++staged_in_kernel;
+    if (each.tma_store) {
+      EXPECT_TRUE(each.stores_in_place()) << schedule::to_string(each);
+      ++in_place;
+    }
+  }
+  EXPECT_GT(in_place, 0);
+  EXPECT_LT(in_place, staged_in_kernel);  // each beside its twin without the store
 }
 
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
