@@ -85,8 +85,14 @@ void StagedInputs::carve(CodeStream& out, const std::string& start) const {
   out.line("constexpr u32 IN_SLOT_BYTES = " + std::to_string(slot_bytes_) +
            ", IN_TX_BYTES = " + std::to_string(tx_bytes_) +
            ", IN_BOXES = " + std::to_string((schedule_.bn + 63) / 64) + ";  // staged inputs: " + layout);
-  out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // [2][IN_SLOT_BYTES] staged inputs");
-  out.line("u64* in_full = (u64*)(sIn + 2 * IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
+  if (schedule_.one_input_slot) {
+    out.line("unsigned char* sIn = (unsigned char*)(" + start +
+             ");  // [IN_SLOT_BYTES] staged inputs, one slot");
+    out.line("u64* in_full = (u64*)(sIn + IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
+  } else {
+    out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // [2][IN_SLOT_BYTES] staged inputs");
+    out.line("u64* in_full = (u64*)(sIn + 2 * IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
+  }
   out.line("u64* in_empty = in_full + 2;                     // the slot's readers are done with it");
 }
 
@@ -99,10 +105,17 @@ void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) co
 
 void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                            const std::string& n_tile) const {
-  out.line("// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
-  out.open("");
-  out.line("const int slot = " + tile + " & 1;");
-  out.line("mbar_wait(&in_empty[slot], ((" + tile + " >> 1) & 1) ^ 1);");
+  if (schedule_.one_input_slot) {
+    out.line("// The tile's staged inputs, after its operands, once the tile before has left the one slot.");
+    out.open("");
+    out.line("const int slot = 0;");
+    out.line("mbar_wait(&in_empty[0], (" + tile + " & 1) ^ 1);");
+  } else {
+    out.line("// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
+    out.open("");
+    out.line("const int slot = " + tile + " & 1;");
+    out.line("mbar_wait(&in_empty[slot], ((" + tile + " >> 1) & 1) ^ 1);");
+  }
   out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
   out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
@@ -122,6 +135,10 @@ void StagedInputs::declare(CodeStream& out) const {
 }
 
 void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
+  if (schedule_.one_input_slot) {  // in_slot stays 0, in_tile the slot's address
+    out.line("mbar_wait(&in_full[0], " + tile + " & 1);  // the tile's staged inputs");
+    return;
+  }
   out.line("in_slot = " + tile + " & 1;");
   out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
   out.line("mbar_wait(&in_full[in_slot], (" + tile + " >> 1) & 1);  // the tile's staged inputs");

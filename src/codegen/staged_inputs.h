@@ -7,7 +7,9 @@
 // phase (c >> 1) & 1. The producer waits for the slot's `in_empty` (the tile two before released it), arms
 // `in_full` with the slot's bytes and issues one TMA box per input and 64 columns. A consumer warpgroup waits
 // on `in_full` after its mainloop and, once its last stage has read the tile, each of its warps arrives on
-// `in_empty`.
+// `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, phase
+// c & 1, and the producer loads a tile's inputs after its operands, so that waiting for the tile before to
+// release the slot never holds back the operands of the other warpgroup's mainloop.
 //
 // Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
 // (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input

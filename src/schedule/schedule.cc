@@ -347,7 +347,11 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
     const std::int64_t rows = input.broadcast == Broadcast::kFull ? s.bm : 1;
     slot += ceil_div(boxes * rows * 128, 1024) * 1024;
   }
-  return 2 * slot + 4 * 8;
+  return (s.one_input_slot ? 1 : 2) * slot + 4 * 8;
+}
+
+bool one_input_slot_applies(const Schedule& s) {
+  return s.tma_inputs && s.deferred();
 }
 
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
@@ -526,6 +530,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.reverse_finish && !s.deferred()) {
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");
+  }
+  if (s.one_input_slot && !one_input_slot_applies(s)) {
+    fail(std::string("one_input_slot=true needs tma_inputs=true and reduction=deferred (tma_inputs=") +
+         (s.tma_inputs ? "true" : "false") +
+         ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ")");
   }
   if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
     fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +

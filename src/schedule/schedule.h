@@ -178,6 +178,12 @@ struct Schedule {
   // (BN = 256) to a third (192) of the staging memory, so that a 128 x 256 cooperative tile keeps four
   // pipeline stages beside it where it had room for three. Written to JSON only when true.
   bool store_chunks = false;
+  // With tma_inputs and a deferred reduction (whose staged inputs only the main kernel's one stage reads):
+  // one staging slot instead of two. The producer loads a tile's inputs once its operands are issued and the
+  // previous tile's stage has released the slot, instead of before its operands into the other slot: half
+  // the staged bytes (the residual's 32 KB of a 64 x 256 tile), room for a fourth operand stage beside them
+  // where there was room for three. Written to JSON only when true.
+  bool one_input_slot = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs): the last stage writes its output
@@ -344,10 +350,12 @@ bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s);
 /// warpgroups that share rows.
 std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s);
 
-/// Bytes of shared memory for tma_inputs: two slots, each with every staged input's tile in 64-column boxes
-/// (BM rows per element-wise input, one row per column vector, 1024-byte aligned), and the slots' four
-/// mbarriers (0 without the knob).
+/// Bytes of shared memory for tma_inputs: two slots (one with one_input_slot), each with every staged input's
+/// tile in 64-column boxes (BM rows per element-wise input, one row per column vector, 1024-byte aligned),
+/// and the slots' four mbarriers (0 without the knob).
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
+/// Whether one_input_slot applies under `s`: tma_inputs with a deferred reduction.
+bool one_input_slot_applies(const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

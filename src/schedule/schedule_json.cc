@@ -99,6 +99,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"reverse_finish", &Schedule::reverse_finish},
       {"stash_evict_last", &Schedule::stash_evict_last},
       {"store_chunks", &Schedule::store_chunks},
+      {"one_input_slot", &Schedule::one_input_slot},
   };
   return kKnobs;
 }

@@ -213,6 +213,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
         }))) {
     s.tma_store = false;
   }
+  if (!schedule::one_input_slot_applies(s)) s.one_input_slot = false;  // (after tma_inputs is settled)
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
 #include "codegen/test_programs.h"
+#include "support/error.h"
 
 namespace comfuse::codegen {
 namespace {
@@ -310,6 +311,56 @@ TEST(DeferredEmitter, AWideFinishReadsARowsPartialsSideBySide) {
   EXPECT_TRUE(contains(finish, "tile_factor[t] = expf(parts[((size_t)row * XSLOTS + 2) * N_TILES + t] - "));
   EXPECT_FALSE(contains(k.source, ") * M + row]"));
   EXPECT_FALSE(contains(k.source, ") * M + grow]"));
+}
+
+TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule two = deferred_ping_pong();
+  two.bn = 256;
+  two.stages = 3;  // two slots leave no room for a fourth
+  two.tma_inputs = two.one_pass_variance = true;
+  Schedule one = two;
+  one.one_input_slot = true;
+  const KernelSource k2 = emit_kernel(ln, two, kKey), k1 = emit_kernel(ln, one, kKey);
+  // Half the slots' bytes: R's 64 x 256 bf16 and b's 256, each padded to 1 KB.
+  ASSERT_TRUE(contains(k1.source, "constexpr u32 IN_SLOT_BYTES = 33792,"));
+  EXPECT_EQ(k2.launch.shared_bytes - k1.launch.shared_bytes, 33792);
+  EXPECT_TRUE(contains(k1.source, "u64* in_full = (u64*)(sIn + IN_SLOT_BYTES);"));
+  // Two slots: the inputs before the tile's K blocks; one slot: after them, waiting for the tile before.
+  const std::size_t producer = k2.source.find("regs_decrease<");
+  const std::size_t loads2 = k2.source.find("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);", producer);
+  ASSERT_NE(loads2, std::string::npos);
+  EXPECT_LT(loads2, k2.source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", producer));
+  const std::size_t k_loop =
+      k1.source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", k1.source.find("regs_decrease<"));
+  const std::size_t wait_empty = k1.source.find("mbar_wait(&in_empty[0], (t & 1) ^ 1);");
+  const std::size_t loads1 = k1.source.find("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
+  ASSERT_NE(k_loop, std::string::npos);
+  ASSERT_NE(wait_empty, std::string::npos);
+  EXPECT_LT(k_loop, wait_empty);
+  EXPECT_LT(wait_empty, loads1);
+  EXPECT_FALSE(contains(k1.source, "in_slot = t & 1;"));
+  // The consumers wait on the one slot's phase and release it after the main kernel's one stage.
+  const std::size_t full = k1.source.find("mbar_wait(&in_full[0], t & 1);");
+  const std::size_t release = k1.source.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);");
+  ASSERT_NE(full, std::string::npos);
+  ASSERT_NE(release, std::string::npos);
+  EXPECT_LT(full, release);
+  EXPECT_LT(release, k1.source.find(kFinishMarker));
+  // The finish kernel is the same.
+  EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
+  // Without tma_inputs, or with rows combined in the kernel: refused, naming both.
+  Schedule alone = deferred_ping_pong();
+  alone.one_pass_variance = alone.one_input_slot = true;
+  try {
+    emit_kernel(ln, alone, kKey);
+    ADD_FAILURE() << "one_input_slot without tma_inputs";
+  } catch (const CompileError& error) {
+    EXPECT_TRUE(contains(error.what(),
+                         "one_input_slot=true needs tma_inputs=true and reduction=deferred "
+                         "(tma_inputs=false, reduction=deferred)"))
+        << error.what();
+  }
 }
 
 }  // namespace

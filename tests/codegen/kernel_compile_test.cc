@@ -411,6 +411,31 @@ TEST(KernelCompile, TmaStoreOverTheStagedResidual) {
   });
 }
 
+TEST(KernelCompile, OneInputSlot) {
+  // The deferred form with its inputs staged in one slot and the fourth stage that frees room for: the
+  // suite's post-LN K = 1024 winner's form (ping-pong 64 x 256, persistent, B multicast), and a cooperative
+  // 128 x 128 tile walking its own tiles (not persistent).
+  Schedule ping_pong = make_schedule(Knobs{.bm = 64,
+                                           .bn = 256,
+                                           .stages = 4,
+                                           .roles = WarpRoles::kPingPong,
+                                           .carried = ValueHome::kL2Stash,
+                                           .vector_loads = true});
+  ping_pong.reduction = ReductionPlacement::kDeferred;
+  ping_pong.persistent = ping_pong.one_pass_variance = ping_pong.interior_tiles = ping_pong.bf16_stash = true;
+  ping_pong.multicast_b = ping_pong.tma_inputs = ping_pong.one_input_slot = true;
+  Schedule cooperative =
+      make_schedule(Knobs{.bm = 128, .bn = 128, .stages = 4, .carried = ValueHome::kL2Stash});
+  cooperative.reduction = ReductionPlacement::kDeferred;
+  cooperative.one_pass_variance = cooperative.tma_inputs = cooperative.one_input_slot = true;
+  compile_all({
+      {"post_layernorm 1024 wide, deferred ping-pong, four stages",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
+      {"post_layernorm odd, deferred cooperative", workload("post_layernorm", Shape{127, 72, 1000}),
+       std::nullopt, cooperative},
+  });
+}
+
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

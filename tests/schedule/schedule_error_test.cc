@@ -444,6 +444,21 @@ TEST(ScheduleErrors, StashEvictLast) {
             "element-wise (carried=l2_stash, reduction=cta, 1 carried tiles, tma_store=false)");
 }
 
+TEST(ScheduleErrors, OneInputSlot) {
+  auto staged = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.tma_inputs = s.one_input_slot = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), staged), "(no error)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             staged(s);
+                             s.tma_inputs = false;
+                           }),
+            "schedule for 'mm': one_input_slot=true needs tma_inputs=true and reduction=deferred "
+            "(tma_inputs=false, reduction=deferred)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -30,6 +30,18 @@ schedule::FusionPlan softmax_plus_logits() {
   return schedule::plan_fusion(Program({X, W}, {out}));
 }
 
+// Post-LN's deferred form on ping-pong 64 x 256 tiles (its K = 1024 winners' form).
+schedule::Schedule test_deferred_ping_pong_256() {
+  schedule::Schedule s;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.bm = 64;
+  s.bn = 256;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = true;
+  return s;
+}
+
 int knobs_changed(const schedule::Schedule& a, const schedule::Schedule& b) {
   int changed = (a.bn != b.bn) + (a.stages != b.stages) + (a.cluster_n != b.cluster_n) +
                 (a.carried != b.carried) + (a.raster_group_m != b.raster_group_m) +
@@ -318,6 +330,24 @@ TEST(SearchSpace, RowsCombinedInTheKernelStoreByTmaOnlyOverAStagedInput) {
   }
   EXPECT_GT(in_place, 0);
   EXPECT_LT(in_place, staged_in_kernel);  // each beside its twin without the store
+}
+
+TEST(SearchSpace, OneInputSlotIsSearchedWhereADeferredReductionStagesItsInputs) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s = test_deferred_ping_pong_256();
+  s.one_input_slot = true;
+  EXPECT_FALSE(canonical(ln, s).one_input_slot);  // nothing staged
+  s.tma_inputs = true;
+  EXPECT_TRUE(canonical(ln, s).one_input_slot);
+  // The space holds the deferred ping-pong 64 x 256 tile with staged inputs and four stages in one slot only.
+  bool four_stages = false;
+  for (const schedule::Schedule& each : schedule_space(ln)) {
+    if (!(each.deferred() && each.tma_inputs && each.bm == 64 && each.bn == 256 && each.stages == 4))
+      continue;
+    EXPECT_TRUE(each.one_input_slot) << schedule::to_string(each);
+    four_stages = true;
+  }
+  EXPECT_TRUE(four_stages);
 }
 
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {

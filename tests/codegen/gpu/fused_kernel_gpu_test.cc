@@ -554,6 +554,18 @@ std::vector<Case> cases() {
     ++deeper.stages;
     if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
   }
+  // The deferred cases with staged inputs once more in one slot, with the pipeline stage it frees where it
+  // fits.
+  add_variants(
+      result, result.size(), "one_input_slot_",
+      [](const schedule::FusionPlan&, const Schedule& s) { return schedule::one_input_slot_applies(s); },
+      [](Schedule& s) { s.one_input_slot = true; });
+  for (Case& c : result) {
+    if (c.label.rfind("one_input_slot_", 0) != 0) continue;
+    Schedule deeper = c.schedule;
+    ++deeper.stages;
+    if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
