@@ -17,11 +17,14 @@
 #   inplace   the TMA store over the staged residual (Change 45): its GPU-test variants, then a search of the
 #             post-LN N = 1024 rows over the cluster forms that store so, and those rows with its records
 #             (~6 min)
+#   slot      the deferred form's inputs staged in one slot (Change 46): its GPU-test variants, then a search
+#             of the post-LN K = 1024 rows over the deferred forms with four stages that stage so, and those
+#             rows with its records (~6 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace OUTDIR [LOG]" >&2
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
@@ -94,8 +97,22 @@ case $step in
       --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
     tail -8 "$out/bench.txt"
     ;;
+  slot)
+    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=one_input_slot_ timeout 200 \
+      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
+      >"$out/gpu-tests-one_input_slot.log" 2>&1
+    echo "one_input_slot_ variants: $(grep -c '^ok ' "$out/gpu-tests-one_input_slot.log") within the" \
+      "tolerance, $(grep -c '^FAIL \|Failure$' "$out/gpu-tests-one_input_slot.log") failures"
+    rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M8192_K1024_N4096
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
+      --fix reduction=deferred,tma_inputs=true,one_input_slot=true,stages=4 >"$out/tune.txt" 2>&1
+    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" \
+      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
+    tail -8 "$out/bench.txt"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile, chunks or inplace" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace or slot" >&2
     exit 2
     ;;
 esac
