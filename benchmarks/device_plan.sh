@@ -42,6 +42,15 @@ gemm_rows=gemm_M16384_K1024_N1024,gemm_M8192_K1024_N4096,gemm_M4096_K1024_N8192,
 gemm_rows+=,gemm_M16384_K4096_N1024,gemm_M8192_K4096_N4096
 
 status=0
+# The GPU test's variants of a knob (cases labelled PREFIX), under a 200 s limit, and their count.
+gpu_variants() {
+  run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES="$1" timeout 200 \
+    ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
+    >"$out/gpu-tests-${1%_}.log" 2>&1
+  echo "$1 variants: $(grep -c '^ok ' "$out/gpu-tests-${1%_}.log") within the tolerance," \
+    "$(grep -c '^FAIL \|Failure$' "$out/gpu-tests-${1%_}.log") failures"
+}
+
 run() {  # a command of the step; a failure is remembered, the step goes on
   echo "+ $*" >>"$out/commands.txt"
   "$@" || { status=$?; echo "step $step: '$*' exited $status" | tee -a "$out/commands.txt"; }
@@ -71,11 +80,7 @@ case $step in
     rm -f "$out"/*/*.ncu-rep  # the text pages hold what is read; the reports are large
     ;;
   chunks)
-    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=store_chunks_ timeout 200 \
-      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
-      >"$out/gpu-tests-store_chunks.log" 2>&1
-    echo "store_chunks_ variants: $(grep -c '^ok ' "$out/gpu-tests-store_chunks.log") within the tolerance," \
-      "$(grep -c '^FAIL \|Failure$' "$out/gpu-tests-store_chunks.log") failures"
+    gpu_variants store_chunks_
     run ./build/benchmarks/tune_suite "$out/tune" --trials 10 --only "$gemm_rows" \
       --fix tma_store=true,store_chunks=true,persistent=true >"$out/tune.txt" 2>&1
     cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
@@ -84,11 +89,7 @@ case $step in
     tail -12 "$out/bench.txt"
     ;;
   inplace)
-    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=tma_store_in_place_ timeout 200 \
-      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
-      >"$out/gpu-tests-in-place.log" 2>&1
-    echo "tma_store_in_place_ variants: $(grep -c '^ok ' "$out/gpu-tests-in-place.log") within the" \
-      "tolerance, $(grep -c '^FAIL \|Failure$' "$out/gpu-tests-in-place.log") failures"
+    gpu_variants tma_store_in_place_
     rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
     run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
       --fix tma_store=true,tma_inputs=true,persistent=true,reduction=cluster >"$out/tune.txt" 2>&1
@@ -98,11 +99,7 @@ case $step in
     tail -8 "$out/bench.txt"
     ;;
   slot)
-    run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES=one_input_slot_ timeout 200 \
-      ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
-      >"$out/gpu-tests-one_input_slot.log" 2>&1
-    echo "one_input_slot_ variants: $(grep -c '^ok ' "$out/gpu-tests-one_input_slot.log") within the" \
-      "tolerance, $(grep -c '^FAIL \|Failure$' "$out/gpu-tests-one_input_slot.log") failures"
+    gpu_variants one_input_slot_
     rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M8192_K1024_N4096
     run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
       --fix reduction=deferred,tma_inputs=true,one_input_slot=true,stages=4 >"$out/tune.txt" 2>&1

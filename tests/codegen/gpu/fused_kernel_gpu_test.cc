@@ -96,6 +96,17 @@ void add_variants(std::vector<Case>& result, std::size_t count, const std::strin
   }
 }
 
+// The cases labelled `prefix` one pipeline stage deeper where that is legal: the stage that the shared memory
+// their knob freed makes room for.
+void one_stage_deeper(std::vector<Case>& result, const std::string& prefix) {
+  for (Case& c : result) {
+    if (c.label.rfind(prefix, 0) != 0) continue;
+    Schedule deeper = c.schedule;
+    ++deeper.stages;
+    if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
+  }
+}
+
 std::vector<Case> cases() {
   const std::vector<std::string> reducing = {"post_layernorm",      "post_rmsnorm", "gemm_layernorm_relu",
                                              "gemm_gelu_layernorm", "gemm_softmax", "gemm_softcap_softmax",
@@ -548,24 +559,14 @@ std::vector<Case> cases() {
         return schedule::store_chunks_applies(s) && legal(plan, t);
       },
       [](Schedule& s) { s.store_chunks = true; });
-  for (Case& c : result) {
-    if (c.label.rfind("store_chunks_", 0) != 0) continue;
-    Schedule deeper = c.schedule;
-    ++deeper.stages;
-    if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
-  }
+  one_stage_deeper(result, "store_chunks_");
   // The deferred cases with staged inputs once more in one slot, with the pipeline stage it frees where it
   // fits.
   add_variants(
       result, result.size(), "one_input_slot_",
       [](const schedule::FusionPlan&, const Schedule& s) { return schedule::one_input_slot_applies(s); },
       [](Schedule& s) { s.one_input_slot = true; });
-  for (Case& c : result) {
-    if (c.label.rfind("one_input_slot_", 0) != 0) continue;
-    Schedule deeper = c.schedule;
-    ++deeper.stages;
-    if (legal(schedule::plan_fusion(build(c)), deeper)) c.schedule = deeper;
-  }
+  one_stage_deeper(result, "one_input_slot_");
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
