@@ -136,6 +136,10 @@ void StagedInputs::declare(CodeStream& out) const {
 
 void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
   if (schedule_.one_input_slot) {  // in_slot stays 0, in_tile the slot's address
+    // A parity names two phases apart: under ping-pong the tile before is the other warpgroup's, and until
+    // its inputs have landed this tile's parity would read as complete. So the tile before's phase first.
+    out.line("if (" + tile + " > 0) mbar_wait(&in_full[0], (" + tile +
+             " - 1) & 1);  // the tile before's landed");
     out.line("mbar_wait(&in_full[0], " + tile + " & 1);  // the tile's staged inputs");
     return;
   }

@@ -9,7 +9,9 @@
 // on `in_full` after its mainloop and, once its last stage has read the tile, each of its warps arrives on
 // `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, phase
 // c & 1, and the producer loads a tile's inputs after its operands, so that waiting for the tile before to
-// release the slot never holds back the operands of the other warpgroup's mainloop.
+// release the slot never holds back the operands of the other warpgroup's mainloop. A consumer then waits
+// for tile c - 1's phase before tile c's: the phases of one slot alternate between ping-pong warpgroups, and a
+// parity tells apart only the current phase and the one before.
 //
 // Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
 // (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input

@@ -341,7 +341,11 @@ TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
   EXPECT_LT(wait_empty, loads1);
   EXPECT_FALSE(contains(k1.source, "in_slot = t & 1;"));
   // The consumers wait on the one slot's phase and release it after the main kernel's one stage.
+  // (the tile before's phase first: a parity tells apart two phases only)
+  const std::size_t before = k1.source.find("if (t > 0) mbar_wait(&in_full[0], (t - 1) & 1);");
   const std::size_t full = k1.source.find("mbar_wait(&in_full[0], t & 1);");
+  ASSERT_NE(before, std::string::npos);
+  EXPECT_LT(before, full);
   const std::size_t release = k1.source.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);");
   ASSERT_NE(full, std::string::npos);
   ASSERT_NE(release, std::string::npos);
