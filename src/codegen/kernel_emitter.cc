@@ -376,7 +376,7 @@ class KernelEmitter {
     trace_.mark(out, TraceEvent::kProducerTileBegin, 0, m_block, n_tile);
     if (s_.prefetch_inputs) prefetch_tile_inputs(out, m_block, n_tile);
     const std::string tile = walks_row_blocks() ? "g" : "t";
-    if (!staged_.empty() && !s_.one_input_slot) staged_.produce(out, tile, m_block, n_tile);
+    if (!staged_.empty() && !staged_.loads_after_operands()) staged_.produce(out, tile, m_block, n_tile);
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line(walks_row_blocks() ? "const int it = g * K_BLOCKS + kb;" : "const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
@@ -391,7 +391,7 @@ class KernelEmitter {
       out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
     }
     out.close();
-    if (!staged_.empty() && s_.one_input_slot) staged_.produce(out, tile, m_block, n_tile);
+    if (!staged_.empty() && staged_.loads_after_operands()) staged_.produce(out, tile, m_block, n_tile);
     trace_.mark(out, TraceEvent::kProducerTileEnd, 0, m_block, n_tile);
     out.close();
     if (walks_row_blocks()) out.close();

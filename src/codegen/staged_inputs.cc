@@ -10,7 +10,7 @@ namespace comfuse::codegen {
 using schedule::Broadcast;
 
 StagedInputs::StagedInputs(const schedule::FusionPlan& plan, const schedule::Schedule& schedule)
-    : schedule_(schedule) {
+    : schedule_(schedule), slots_(schedule.one_input_slot ? 1 : 2) {
   if (!schedule.tma_inputs) return;
   const std::int64_t boxes = (schedule.bn + 63) / 64;
   for (const schedule::EpilogueInput& input : plan.epilogue_inputs) {
@@ -85,14 +85,11 @@ void StagedInputs::carve(CodeStream& out, const std::string& start) const {
   out.line("constexpr u32 IN_SLOT_BYTES = " + std::to_string(slot_bytes_) +
            ", IN_TX_BYTES = " + std::to_string(tx_bytes_) +
            ", IN_BOXES = " + std::to_string((schedule_.bn + 63) / 64) + ";  // staged inputs: " + layout);
-  if (schedule_.one_input_slot) {
-    out.line("unsigned char* sIn = (unsigned char*)(" + start +
-             ");  // [IN_SLOT_BYTES] staged inputs, one slot");
-    out.line("u64* in_full = (u64*)(sIn + IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
-  } else {
-    out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // [2][IN_SLOT_BYTES] staged inputs");
-    out.line("u64* in_full = (u64*)(sIn + 2 * IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
-  }
+  const bool one = slots_ == 1;
+  out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // " +
+           (one ? "[IN_SLOT_BYTES] staged inputs, one slot" : "[2][IN_SLOT_BYTES] staged inputs"));
+  out.line(std::string("u64* in_full = (u64*)(sIn + ") + (one ? "" : "2 * ") +
+           "IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
   out.line("u64* in_empty = in_full + 2;                     // the slot's readers are done with it");
 }
 
@@ -105,17 +102,14 @@ void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) co
 
 void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                            const std::string& n_tile) const {
-  if (schedule_.one_input_slot) {
-    out.line("// The tile's staged inputs, after its operands, once the tile before has left the one slot.");
-    out.open("");
-    out.line("const int slot = 0;");
-    out.line("mbar_wait(&in_empty[0], (" + tile + " & 1) ^ 1);");
-  } else {
-    out.line("// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
-    out.open("");
-    out.line("const int slot = " + tile + " & 1;");
-    out.line("mbar_wait(&in_empty[slot], ((" + tile + " >> 1) & 1) ^ 1);");
-  }
+  out.line(
+      slots_ == 1
+          ? "// The tile's staged inputs, after its operands, once the tile before has left the one slot."
+          : "// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
+  out.open("");
+  out.line("const int slot = " + slot_of(tile) + ";");
+  out.line("mbar_wait(&in_empty[" + std::string(slots_ == 1 ? "0" : "slot") + "], (" + phase_of(tile) +
+           ") ^ 1);");
   out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
   out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
@@ -134,18 +128,26 @@ void StagedInputs::declare(CodeStream& out) const {
   out.line("int in_slot = 0;");
 }
 
+std::string StagedInputs::slot_of(const std::string& tile) const {
+  return slots_ == 1 ? "0" : tile + " & 1";
+}
+
+std::string StagedInputs::phase_of(const std::string& tile) const {
+  return slots_ == 1 ? tile + " & 1" : "(" + tile + " >> 1) & 1";
+}
+
 void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
-  if (schedule_.one_input_slot) {  // in_slot stays 0, in_tile the slot's address
-    // A parity names two phases apart: under ping-pong the tile before is the other warpgroup's, and until
-    // its inputs have landed this tile's parity would read as complete. So the tile before's phase first.
-    out.line("if (" + tile + " > 0) mbar_wait(&in_full[0], (" + tile +
-             " - 1) & 1);  // the tile before's landed");
-    out.line("mbar_wait(&in_full[0], " + tile + " & 1);  // the tile's staged inputs");
-    return;
+  if (slots_ == 1) {  // in_slot stays 0 and in_tile the slot's address
+    // A parity tells apart two phases only: under ping-pong the tile before is the other warpgroup's, and
+    // until its inputs have landed this tile's parity would read as complete. So the tile before's first.
+    out.line("if (" + tile + " > 0) mbar_wait(&in_full[0], " + phase_of("(" + tile + " - 1)") +
+             ");  // the tile before's landed");
+  } else {
+    out.line("in_slot = " + slot_of(tile) + ";");
+    out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
   }
-  out.line("in_slot = " + tile + " & 1;");
-  out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
-  out.line("mbar_wait(&in_full[in_slot], (" + tile + " >> 1) & 1);  // the tile's staged inputs");
+  out.line("mbar_wait(&in_full[" + std::string(slots_ == 1 ? "0" : "in_slot") + "], " + phase_of(tile) +
+           ");  // the tile's staged inputs");
 }
 
 void StagedInputs::release(CodeStream& out) const {

@@ -10,8 +10,8 @@
 // `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, phase
 // c & 1, and the producer loads a tile's inputs after its operands, so that waiting for the tile before to
 // release the slot never holds back the operands of the other warpgroup's mainloop. A consumer then waits
-// for tile c - 1's phase before tile c's: the phases of one slot alternate between ping-pong warpgroups, and a
-// parity tells apart only the current phase and the one before.
+// for tile c - 1's phase before tile c's: the phases of one slot alternate between ping-pong warpgroups, and
+// a parity tells apart only the current phase and the one before.
 //
 // Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
 // (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input
@@ -50,6 +50,8 @@ class StagedInputs {
   /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.
   void carve(CodeStream& out, const std::string& start) const;
   void init_barriers(CodeStream& out, const std::string& readers) const;
+  /// Whether the producer loads a tile's inputs after its operands (one slot) rather than before them.
+  bool loads_after_operands() const { return slots_ == 1; }
   /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
   void produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                const std::string& n_tile) const;
@@ -66,7 +68,12 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
+  /// Tile `tile`'s slot and the phase of that slot's barriers it takes, as expressions.
+  std::string slot_of(const std::string& tile) const;
+  std::string phase_of(const std::string& tile) const;
+
   const schedule::Schedule& schedule_;
+  int slots_;  // 2; 1 with one_input_slot
   std::vector<Input> inputs_;
   std::int64_t slot_bytes_ = 0;  // with alignment
   std::int64_t tx_bytes_ = 0;    // the boxes TMA writes, per tile

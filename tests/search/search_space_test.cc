@@ -292,12 +292,7 @@ TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
   EXPECT_TRUE(four_stages);
   // Not searched with a deferred reduction, whose stash through TMA has lost wherever it was measured.
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
-  s = schedule::Schedule{};
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.bm = 64;
-  s.bn = 256;
-  s.reduction = schedule::ReductionPlacement::kDeferred;
-  s.carried = schedule::ValueHome::kL2Stash;
+  s = test_deferred_ping_pong_256();
   s.bf16_stash = s.tma_store = s.store_chunks = true;
   EXPECT_FALSE(canonical(ln, s).store_chunks);
 }
