@@ -107,17 +107,25 @@ void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::
           ? "// The tile's staged inputs, after its operands, once the tile before has left the one slot."
           : "// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
   out.open("");
-  out.line("const int slot = " + slot_of(tile) + ";");
-  out.line("mbar_wait(&in_empty[" + std::string(slots_ == 1 ? "0" : "slot") + "], (" + phase_of(tile) +
-           ") ^ 1);");
-  out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
-  out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
+  // Two slots: slot and in_full barrier are one index. One slot: in_full alternates (see full_of).
+  const std::string full_bar = slots_ == 1 ? "bar" : "slot";
+  if (slots_ == 1) {
+    out.line("const int bar = " + full_of(tile) + ";  // the tile's in_full barrier; the slot is the one");
+    out.line("mbar_wait(&in_empty[0], (" + empty_phase_of(tile) + ") ^ 1);");
+    out.line("mbar_expect_tx(&in_full[bar], IN_TX_BYTES);");
+    out.line("unsigned char* const dst = sIn;");
+  } else {
+    out.line("const int slot = " + slot_of(tile) + ";");
+    out.line("mbar_wait(&in_empty[slot], (" + full_phase_of(tile) + ") ^ 1);");
+    out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
+    out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
+  }
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
   for (const Input& in : inputs_) {
     const bool full = in.broadcast == Broadcast::kFull;
     out.line("tma_load_2d(dst + " + std::to_string(in.offset) + " + b * " + (full ? "BM * 128" : "128") +
-             ", &tma_in_" + in.tensor.name() + ", &in_full[slot], " + n_tile + " * BN + 64 * b, " +
-             (full ? m_block + " * BM" : std::string("0")) + ");");
+             ", &tma_in_" + in.tensor.name() + ", &in_full[" + full_bar + "], " + n_tile +
+             " * BN + 64 * b, " + (full ? m_block + " * BM" : std::string("0")) + ");");
   }
   out.close();
   out.close();
@@ -132,22 +140,27 @@ std::string StagedInputs::slot_of(const std::string& tile) const {
   return slots_ == 1 ? "0" : tile + " & 1";
 }
 
-std::string StagedInputs::phase_of(const std::string& tile) const {
-  return slots_ == 1 ? tile + " & 1" : "(" + tile + " >> 1) & 1";
+std::string StagedInputs::full_of(const std::string& tile) const {
+  return tile + " & 1";
+}
+
+std::string StagedInputs::full_phase_of(const std::string& tile) const {
+  return "(" + tile + " >> 1) & 1";
+}
+
+std::string StagedInputs::empty_phase_of(const std::string& tile) const {
+  return slots_ == 1 ? tile + " & 1" : full_phase_of(tile);
 }
 
 void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
   if (slots_ == 1) {  // in_slot stays 0 and in_tile the slot's address
-    // A parity tells apart two phases only: under ping-pong the tile before is the other warpgroup's, and
-    // until its inputs have landed this tile's parity would read as complete. So the tile before's first.
-    out.line("if (" + tile + " > 0) mbar_wait(&in_full[0], " + phase_of("(" + tile + " - 1)") +
-             ");  // the tile before's landed");
-  } else {
-    out.line("in_slot = " + slot_of(tile) + ";");
-    out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
+    out.line("mbar_wait(&in_full[" + full_of(tile) + "], " + full_phase_of(tile) +
+             ");  // the tile's staged inputs (in_full alternates between tiles, the slot is one)");
+    return;
   }
-  out.line("mbar_wait(&in_full[" + std::string(slots_ == 1 ? "0" : "in_slot") + "], " + phase_of(tile) +
-           ");  // the tile's staged inputs");
+  out.line("in_slot = " + slot_of(tile) + ";");
+  out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
+  out.line("mbar_wait(&in_full[in_slot], " + full_phase_of(tile) + ");  // the tile's staged inputs");
 }
 
 void StagedInputs::release(CodeStream& out) const {

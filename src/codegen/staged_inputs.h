@@ -7,11 +7,13 @@
 // phase (c >> 1) & 1. The producer waits for the slot's `in_empty` (the tile two before released it), arms
 // `in_full` with the slot's bytes and issues one TMA box per input and 64 columns. A consumer warpgroup waits
 // on `in_full` after its mainloop and, once its last stage has read the tile, each of its warps arrives on
-// `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, phase
-// c & 1, and the producer loads a tile's inputs after its operands, so that waiting for the tile before to
-// release the slot never holds back the operands of the other warpgroup's mainloop. A consumer then waits
-// for tile c - 1's phase before tile c's: the phases of one slot alternate between ping-pong warpgroups, and
-// a parity tells apart only the current phase and the one before.
+// `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, and
+// the producer loads a tile's inputs after its operands, so that waiting for the tile before to release the
+// slot (`in_empty[0]`, phase c & 1) never holds back the operands of the other warpgroup's mainloop. Its
+// `in_full` still alternates, barrier c & 1 at phase (c >> 1) & 1: when a consumer waits for tile c, the
+// slot's landings may stand at tile c - 1 (not landed), c (landing) or past c (landed, c + 1 loading), three
+// states that one barrier's parity cannot tell apart; barrier c & 1 stands at tile c (landed or not), since
+// tile c - 2 released the slot before tile c - 1 could load and tile c + 2 cannot load before c releases it.
 //
 // Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
 // (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input
@@ -68,9 +70,12 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
-  /// Tile `tile`'s slot and the phase of that slot's barriers it takes, as expressions.
+  /// Tile `tile`'s slot, its `in_full` barrier and that barrier's phase, and the phase of its slot's
+  /// `in_empty`, as expressions.
   std::string slot_of(const std::string& tile) const;
-  std::string phase_of(const std::string& tile) const;
+  std::string full_of(const std::string& tile) const;
+  std::string full_phase_of(const std::string& tile) const;
+  std::string empty_phase_of(const std::string& tile) const;
 
   const schedule::Schedule& schedule_;
   int slots_;  // 2; 1 with one_input_slot

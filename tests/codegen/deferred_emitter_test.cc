@@ -334,18 +334,20 @@ TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
   const std::size_t k_loop =
       k1.source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", k1.source.find("regs_decrease<"));
   const std::size_t wait_empty = k1.source.find("mbar_wait(&in_empty[0], (t & 1) ^ 1);");
-  const std::size_t loads1 = k1.source.find("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
+  const std::size_t loads1 = k1.source.find("mbar_expect_tx(&in_full[bar], IN_TX_BYTES);");
   ASSERT_NE(k_loop, std::string::npos);
   ASSERT_NE(wait_empty, std::string::npos);
   EXPECT_LT(k_loop, wait_empty);
   EXPECT_LT(wait_empty, loads1);
   EXPECT_FALSE(contains(k1.source, "in_slot = t & 1;"));
-  // The consumers wait on the one slot's phase and release it after the main kernel's one stage.
-  // (the tile before's phase first: a parity tells apart two phases only)
-  const std::size_t before = k1.source.find("if (t > 0) mbar_wait(&in_full[0], (t - 1) & 1);");
-  const std::size_t full = k1.source.find("mbar_wait(&in_full[0], t & 1);");
-  ASSERT_NE(before, std::string::npos);
-  EXPECT_LT(before, full);
+  // The tile's in_full barrier alternates as with two slots (one barrier's parity cannot tell apart the tile
+  // before, this tile and this tile landed with the next loading), into the one slot.
+  EXPECT_TRUE(contains(k1.source, "const int bar = t & 1;"));
+  EXPECT_TRUE(contains(k1.source, "unsigned char* const dst = sIn;"));
+  EXPECT_TRUE(contains(k1.source, "&tma_in_R, &in_full[bar], "));
+  // The consumers wait on the tile's barrier and release the one slot after the main kernel's one stage.
+  const std::size_t full = k1.source.find("mbar_wait(&in_full[t & 1], (t >> 1) & 1);");
+  EXPECT_FALSE(contains(k1.source, "mbar_wait(&in_full[0], "));
   const std::size_t release = k1.source.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);");
   ASSERT_NE(full, std::string::npos);
   ASSERT_NE(release, std::string::npos);

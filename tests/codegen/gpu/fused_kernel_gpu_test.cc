@@ -567,6 +567,22 @@ std::vector<Case> cases() {
       [](const schedule::FusionPlan&, const Schedule& s) { return schedule::one_input_slot_applies(s); },
       [](Schedule& s) { s.one_input_slot = true; });
   one_stage_deeper(result, "one_input_slot_");
+  // And as the tuned post-norm rows run them: persistent ping-pong 64 x 256 with four stages, alone and in
+  // clusters sharing B, each CTA walking about eight tiles (the last row block a tail) whose mainloops
+  // (K = 1000, a tail in K) outlast their staged epilogues, so that the producer's loads of a tile land
+  // before its consumer waits for them.
+  for (const std::string w : {"post_layernorm", "post_rmsnorm"}) {
+    Schedule s = test_programs::deferred_ping_pong();
+    s.bn = 256;
+    s.stages = 4;
+    s.persistent = true;
+    s.bf16_stash = s.tma_inputs = s.one_input_slot = true;
+    s.one_pass_variance = w == "post_layernorm";
+    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
+    result.push_back({w, shape, s, "one_input_slot_persistent_pingpong_64x256/M16400_K1000_N1000"});
+    s.multicast_b = true;
+    result.push_back({w, shape, s, "one_input_slot_persistent_multicast_b_64x256/M16400_K1000_N1000"});
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
