@@ -42,13 +42,17 @@ gemm_rows=gemm_M16384_K1024_N1024,gemm_M8192_K1024_N4096,gemm_M4096_K1024_N8192,
 gemm_rows+=,gemm_M16384_K4096_N1024,gemm_M8192_K4096_N4096
 
 status=0
-# The GPU test's variants of a knob (cases labelled PREFIX), under a 200 s limit, and their count.
+# The GPU test's variants of a knob (cases labelled PREFIX), under a 200 s limit, and their count. The exit
+# status tells a run the limit stopped (124: a hang, or too many cases) from one that passed.
 gpu_variants() {
+  local log="$out/gpu-tests-${1%_}.log" saved=$status rc
+  status=0
   run env COMFUSE_REQUIRE_GPU=1 COMFUSE_GPU_CASES="$1" timeout 200 \
-    ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' \
-    >"$out/gpu-tests-${1%_}.log" 2>&1
-  echo "$1 variants: $(grep -c '^ok ' "$out/gpu-tests-${1%_}.log") within the tolerance," \
-    "$(grep -c '^FAIL \|Failure$' "$out/gpu-tests-${1%_}.log") failures"
+    ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='Workloads/FusedKernelGpuTest.*' >"$log" 2>&1
+  rc=$status
+  [[ $rc -ne 0 ]] || status=$saved
+  echo "$1 variants: $(grep -c '^ok ' "$log") within the tolerance, $(grep -c '^FAIL \|Failure$' "$log")" \
+    "failures, exit $rc$([[ $rc -eq 124 ]] && echo ': stopped by the 200 s limit')"
 }
 
 run() {  # a command of the step; a failure is remembered, the step goes on
