@@ -102,21 +102,23 @@ void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) co
 
 void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                            const std::string& n_tile) const {
+  const StagedProtocol p = protocol();
   out.line(
       slots_ == 1
           ? "// The tile's staged inputs, after its operands, once the tile before has left the one slot."
           : "// The tile's staged inputs, into slot " + tile + " & 1 once the tile two before has left it.");
   out.open("");
-  // Two slots: slot and in_full barrier are one index. One slot: in_full alternates (see full_of).
+  // Two slots: slot and in_full barrier are one index. One slot: in_full alternates (see protocol()).
   const std::string full_bar = slots_ == 1 ? "bar" : "slot";
   if (slots_ == 1) {
-    out.line("const int bar = " + full_of(tile) + ";  // the tile's in_full barrier; the slot is the one");
-    out.line("mbar_wait(&in_empty[0], (" + empty_phase_of(tile) + ") ^ 1);");
+    out.line("const int bar = " + p.full_barrier.of(tile) +
+             ";  // the tile's in_full barrier; the slot is the one");
+    out.line("mbar_wait(&in_empty[" + p.slot.of(tile) + "], (" + p.empty_phase.of(tile) + ") ^ 1);");
     out.line("mbar_expect_tx(&in_full[bar], IN_TX_BYTES);");
     out.line("unsigned char* const dst = sIn;");
   } else {
-    out.line("const int slot = " + slot_of(tile) + ";");
-    out.line("mbar_wait(&in_empty[slot], (" + full_phase_of(tile) + ") ^ 1);");
+    out.line("const int slot = " + p.slot.of(tile) + ";");
+    out.line("mbar_wait(&in_empty[slot], (" + p.empty_phase.of(tile) + ") ^ 1);");
     out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
     out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
   }
@@ -136,31 +138,33 @@ void StagedInputs::declare(CodeStream& out) const {
   out.line("int in_slot = 0;");
 }
 
-std::string StagedInputs::slot_of(const std::string& tile) const {
-  return slots_ == 1 ? "0" : tile + " & 1";
+std::string TileBit::of(const std::string& tile) const {
+  if (constant >= 0) return std::to_string(constant);
+  return shift == 0 ? tile + " & 1" : "(" + tile + " >> " + std::to_string(shift) + ") & 1";
 }
 
-std::string StagedInputs::full_of(const std::string& tile) const {
-  return tile + " & 1";
+int TileBit::of(std::int64_t tile) const {
+  return constant >= 0 ? constant : static_cast<int>((tile >> shift) & 1);
 }
 
-std::string StagedInputs::full_phase_of(const std::string& tile) const {
-  return "(" + tile + " >> 1) & 1";
-}
-
-std::string StagedInputs::empty_phase_of(const std::string& tile) const {
-  return slots_ == 1 ? tile + " & 1" : full_phase_of(tile);
+StagedProtocol StagedInputs::protocol() const {
+  // Two slots: slot c & 1, each slot's barriers at phase (c >> 1) & 1. One slot: in_empty[0] takes a phase a
+  // tile, but in_full still alternates (the header says why).
+  if (slots_ == 1) return {TileBit::zero(), TileBit::bit(0), TileBit::bit(1), TileBit::bit(0), true};
+  return {TileBit::bit(0), TileBit::bit(0), TileBit::bit(1), TileBit::bit(1), false};
 }
 
 void StagedInputs::wait(CodeStream& out, const std::string& tile) const {
+  const StagedProtocol p = protocol();
   if (slots_ == 1) {  // in_slot stays 0 and in_tile the slot's address
-    out.line("mbar_wait(&in_full[" + full_of(tile) + "], " + full_phase_of(tile) +
+    out.line("mbar_wait(&in_full[" + p.full_barrier.of(tile) + "], " + p.full_phase.of(tile) +
              ");  // the tile's staged inputs (in_full alternates between tiles, the slot is one)");
     return;
   }
-  out.line("in_slot = " + slot_of(tile) + ";");
+  // in_full[in_slot]: with two slots, a tile's barrier is its slot.
+  out.line("in_slot = " + p.slot.of(tile) + ";");
   out.line("in_tile = smem_addr(sIn) + in_slot * IN_SLOT_BYTES;");
-  out.line("mbar_wait(&in_full[in_slot], " + full_phase_of(tile) + ");  // the tile's staged inputs");
+  out.line("mbar_wait(&in_full[in_slot], " + p.full_phase.of(tile) + ");  // the tile's staged inputs");
 }
 
 void StagedInputs::release(CodeStream& out) const {

@@ -29,6 +29,28 @@
 
 namespace comfuse::codegen {
 
+/// A bit of a tile counter, or a constant: how the staged-input protocol picks a tile's slot, barrier and
+/// phase, emitted as a C expression of the counter and evaluated as a number by the protocol's model check.
+struct TileBit {
+  int constant = -1;  // 0 or 1; -1: bit `shift` of the counter
+  int shift = 0;
+
+  static TileBit zero() { return {0, 0}; }
+  static TileBit bit(int shift) { return {-1, shift}; }
+  std::string of(const std::string& tile) const;
+  int of(std::int64_t tile) const;
+};
+
+/// Tile c's part in the protocol. The producer waits until in_empty[slot(c)] has completed the phase before
+/// `empty_phase(c)`, arms in_full[full_barrier(c)] and loads into slot(c); the tile's consumers wait until
+/// that barrier has completed phase `full_phase(c)`, read the slot and arrive on in_empty[slot(c)], which
+/// completes phase `empty_phase(c)`. A wait on parity P passes once the phase of parity P before the current
+/// one has completed, so each wait must find its barrier at most one phase away from the one it names.
+struct StagedProtocol {
+  TileBit slot, full_barrier, full_phase, empty_phase;
+  bool loads_after_operands = false;  // the producer issues them after the tile's operands
+};
+
 class StagedInputs {
  public:
   /// The staged inputs of `plan` under `schedule` (none without tma_inputs).
@@ -53,7 +75,9 @@ class StagedInputs {
   void carve(CodeStream& out, const std::string& start) const;
   void init_barriers(CodeStream& out, const std::string& readers) const;
   /// Whether the producer loads a tile's inputs after its operands (one slot) rather than before them.
-  bool loads_after_operands() const { return slots_ == 1; }
+  bool loads_after_operands() const { return protocol().loads_after_operands; }
+  /// The protocol the producer's and consumers' code follows (the emitted expressions come from it).
+  StagedProtocol protocol() const;
   /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
   void produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                const std::string& n_tile) const;
@@ -70,13 +94,6 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
-  /// Tile `tile`'s slot, its `in_full` barrier and that barrier's phase, and the phase of its slot's
-  /// `in_empty`, as expressions.
-  std::string slot_of(const std::string& tile) const;
-  std::string full_of(const std::string& tile) const;
-  std::string full_phase_of(const std::string& tile) const;
-  std::string empty_phase_of(const std::string& tile) const;
-
   const schedule::Schedule& schedule_;
   int slots_;  // 2; 1 with one_input_slot
   std::vector<Input> inputs_;
