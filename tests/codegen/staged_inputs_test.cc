@@ -27,12 +27,12 @@ enum class Step { kMainloop, kWait, kRelease, kDone };
 struct State {
   int produced = 0;  // the producer's steps so far: two a tile, operands and inputs, in its order
   int operands = 0;  // tiles whose operands were issued
-  int mainloops =
-      0;  // mainloops finished (in tile order: ping-pong orders them, one group takes each in turn)
+  // Mainloops finished, in tile order: ping-pong orders them, and one group takes each tile in turn.
+  int mainloops = 0;
   int full_phase[2] = {0, 0}, empty_phase[2] = {0, 0};  // completed phases of each barrier
   int slot_tile[2] = {-1, -1};                          // the tile whose inputs a slot holds
   std::vector<int> landing;                             // tiles whose loads are in flight
-  std::vector<int> tile, step, reading;  // each group's tile, its Step, the slot it reads or -1
+  std::vector<int> tile, step, reading;                 // each group's tile, Step, slot read (or -1)
 
   std::vector<int> key() const {
     std::vector<int> k = {produced,       operands,       mainloops,    full_phase[0], full_phase[1],
@@ -54,6 +54,13 @@ bool passes(int completed, int parity) {
 std::string tile_name(int t) {
   return t < 0 ? "nothing" : "tile " + std::to_string(t);
 }
+
+// A step one of the parties can take: the state after it, what it was, and what it broke (empty if nothing).
+struct Move {
+  State next;
+  std::string event, broken;
+};
+using Moves = std::vector<Move>;
 
 class ProtocolCheck {
  public:
@@ -83,7 +90,7 @@ class ProtocolCheck {
 
   std::string explore(const State& s) {
     if (!seen_.insert(s.key()).second) return "";
-    std::vector<std::pair<State, std::pair<std::string, std::string>>> moves;  // next, event, broken
+    Moves moves;
     producer_moves(s, moves);
     for (std::size_t i = 0; i < s.landing.size(); ++i) {  // the loads in flight land in any order
       const int t = s.landing[i];
@@ -91,7 +98,7 @@ class ProtocolCheck {
       n.landing.erase(n.landing.begin() + static_cast<std::ptrdiff_t>(i));
       n.slot_tile[p_.slot.of(t)] = t;
       ++n.full_phase[p_.full_barrier.of(t)];
-      moves.push_back({n, {tile_name(t) + "'s inputs land", ""}});
+      moves.push_back({n, tile_name(t) + "'s inputs land", ""});
     }
     bool done = s.produced == 2 * kTiles && s.landing.empty();
     for (int g = 0; g < groups_; ++g) {
@@ -99,13 +106,11 @@ class ProtocolCheck {
       consumer_moves(s, g, moves);
     }
     if (moves.empty()) return done ? "" : describe("no one can move: a deadlock");
-    for (const auto& [next, event] : moves) {
-      if (std::string failure = take(next, event.first, event.second); !failure.empty()) return failure;
+    for (const Move& move : moves) {
+      if (std::string failure = take(move.next, move.event, move.broken); !failure.empty()) return failure;
     }
     return "";
   }
-
-  using Moves = std::vector<std::pair<State, std::pair<std::string, std::string>>>;
 
   void producer_moves(const State& s, Moves& moves) const {
     if (s.produced == 2 * kTiles) return;
@@ -115,7 +120,7 @@ class ProtocolCheck {
     ++n.produced;
     if (!inputs) {
       ++n.operands;
-      moves.push_back({n, {"producer: operands of " + tile_name(t), ""}});
+      moves.push_back({n, "producer: operands of " + tile_name(t), ""});
       return;
     }
     const int slot = p_.slot.of(t);
@@ -127,7 +132,7 @@ class ProtocolCheck {
                  tile_name(s.tile[g]) + " is read from it";
     }
     n.landing.push_back(t);
-    moves.push_back({n, {"producer: inputs of " + tile_name(t), broken}});
+    moves.push_back({n, "producer: inputs of " + tile_name(t), broken});
   }
 
   void consumer_moves(const State& s, int g, Moves& moves) const {
@@ -139,7 +144,7 @@ class ProtocolCheck {
         if (s.operands <= t || s.mainloops != t) return;
         ++n.mainloops;
         n.step[g] = static_cast<int>(Step::kWait);
-        moves.push_back({n, {who + "mainloop", ""}});
+        moves.push_back({n, who + "mainloop", ""});
         return;
       case Step::kWait: {
         if (!passes(s.full_phase[p_.full_barrier.of(t)], p_.full_phase.of(t))) return;
@@ -152,7 +157,7 @@ class ProtocolCheck {
         if (s.slot_tile[slot] != t || in_flight)
           broken = tile_name(t) + " read from slot " + std::to_string(slot) + ", which holds " +
                    tile_name(s.slot_tile[slot]) + (in_flight ? " with a load in flight" : "");
-        moves.push_back({n, {who + "passes its wait", broken}});
+        moves.push_back({n, who + "passes its wait", broken});
         return;
       }
       case Step::kRelease:
@@ -160,7 +165,7 @@ class ProtocolCheck {
         n.reading[g] = -1;
         n.tile[g] = t + groups_;
         n.step[g] = static_cast<int>(n.tile[g] < kTiles ? Step::kMainloop : Step::kDone);
-        moves.push_back({n, {who + "releases", ""}});
+        moves.push_back({n, who + "releases", ""});
         return;
       case Step::kDone:
         return;
