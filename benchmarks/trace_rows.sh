@@ -3,15 +3,22 @@
 # `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
 # and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
 # one), then one line a kernel (with what the trace's stores added to its time).
-# Usage: benchmarks/trace_rows.sh OUTDIR [LOG] [ROW...]
+# Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
-#   K = 1024 GEMM).
+#   K = 1024 GEMM). --set: each row's winner once more with those knobs changed (`comfuse trace --set`), as
+#   <ROW>.set: an A/B in one call on whichever GPU runs it, each side checked against the CPU reference.
 # Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary), OUTDIR/<ROW>.json (every record),
 # OUTDIR/<ROW>.timeline.{txt,png} (benchmarks/trace_timeline.py) and OUTDIR/traces.txt (the last table).
 # Exits non-zero when the GPU test or a traced kernel's check failed.
 set -euo pipefail
 
-[[ $# -ge 1 ]] || { echo "usage: $0 OUTDIR [LOG] [ROW...]" >&2; exit 2; }
+settings=
+if [[ ${1:-} == --set ]]; then
+  [[ $# -ge 2 ]] || { echo "$0: --set needs KNOB=VALUE,..." >&2; exit 2; }
+  settings=$2
+  shift 2
+fi
+[[ $# -ge 1 ]] || { echo "usage: $0 [--set KNOB=VALUE,...] OUTDIR [LOG] [ROW...]" >&2; exit 2; }
 mkdir -p "$1"
 outdir=$(realpath "$1")
 log=$(realpath "${2:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
@@ -73,6 +80,7 @@ trace_one() {  # NAME, then the arguments that choose the schedule
 for row in "${rows[@]}"; do
   split_row "$row"
   trace_one "$row" --log "$log" --allow-target-mismatch
+  [[ -z $settings ]] || trace_one "$row.set" --log "$log" --allow-target-mismatch --set "$settings"
   if [[ $workload == post_layernorm && $shape == *N=1024 ]]; then
     schedule=$(cluster_schedule "$workload" "$shape")
     [[ -n $schedule ]] && trace_one "$row.cluster" --schedule "$schedule"
@@ -80,8 +88,9 @@ for row in "${rows[@]}"; do
 done
 
 {
-  printf '%-44s %6s %10s %9s %10s %7s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "trace" \
-    "largest consumer phase"
+  [[ -z $settings ]] || echo "<row>.set: the row's winner with $settings"
+  printf '%-48s %6s %10s %9s %10s %11s %7s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "untraced us" \
+    "trace" "largest consumer phase"
   for txt in "$outdir"/*.txt; do
     name=$(basename "$txt" .txt)
     [[ $name == traces || $name == gpu-test || $name == *.timeline ]] && continue
@@ -89,9 +98,10 @@ done
     [[ -n $line ]] || continue
     phase=$(awk '/^consumer warpgroups/ {getline; getline; print; exit}' "$txt" | sed -E 's/  +/ /g')
     cost=$(sed -nE 's/^time .* the trace adds ([-+0-9.]+%)$/\1/p' "$txt")
+    untraced=$(sed -nE 's/^time .* untraced ([0-9.]+) us .*/\1/p' "$txt")
     sed -E 's/^CTAs ([0-9]+), span ([0-9.]+) us \(median\), mainloops cover ([0-9]+%).*mainloop ([0-9.]+) us$/\1 \2 \3 \4/' \
-      <<<"$line" | { read -r ctas span share tile; printf '%-44s %6s %10s %9s %10s %7s %s\n' "$name" "$ctas" \
-        "$span" "$share" "$tile" "${cost:--}" "$phase"; }
+      <<<"$line" | { read -r ctas span share tile; printf '%-48s %6s %10s %9s %10s %11s %7s  %s\n' "$name" \
+        "$ctas" "$span" "$share" "$tile" "${untraced:--}" "${cost:--}" "$phase"; }
   done
 } >"$outdir/traces.txt"
 cat "$outdir/traces.txt"

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <system_error>
 
 #include "codegen/fused_kernel.h"
@@ -27,10 +28,11 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse trace WORKLOAD [--shape M=…,K=…,N=…] (--log FILE [--allow-target-mismatch] | --schedule "
     "JSON)\n"
-    "                     [--launches N] [--repeats N] [--seed N] [--json FILE]\n";
+    "                     [--set KNOB=VALUE,…] [--launches N] [--repeats N] [--seed N] [--json FILE]\n";
 
 struct TraceArgs {
   std::string workload, shape_text, log_path, schedule_text, json_path;
+  std::vector<std::string> settings;  // --set: knobs changed from the log's winner or the given schedule
   int launches = 3;
   int repeats = 20;  // timed runs of the kernel with and without the trace; 0: none
   std::uint64_t seed = 1;
@@ -56,6 +58,9 @@ std::optional<TraceArgs> parse_args(const std::vector<std::string>& args, std::o
       parsed.log_path = args[++i];
     } else if (arg == "--schedule" && has_value) {
       parsed.schedule_text = args[++i];
+    } else if (arg == "--set" && has_value) {
+      std::stringstream list(args[++i]);
+      for (std::string setting; std::getline(list, setting, ',');) parsed.settings.push_back(setting);
     } else if (arg == "--allow-target-mismatch") {
       parsed.allow_target_mismatch = true;
     } else if (arg == "--json" && has_value) {
@@ -178,6 +183,14 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
         throw CompileError(std::string("--schedule: not JSON: ") + error.what());
       }
       schedule = schedule::schedule_from_json(json, "--schedule");
+    }
+    if (!parsed->settings.empty()) {
+      schedule =
+          schedule::with_knobs(schedule, schedule::parse_knob_settings(parsed->settings, "--set"), "--set");
+      std::string settings;
+      for (const std::string& setting : parsed->settings)
+        settings += (settings.empty() ? "" : ", ") + setting;
+      out << "set        " << settings << "\n";
     }
     codegen::EmitOptions options;
     options.phase_trace = true;

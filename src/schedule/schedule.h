@@ -401,6 +401,21 @@ nlohmann::json to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& json, const std::string& path = "schedule");
 std::string to_string(const Schedule& schedule);
 
+/// A knob given a value by the user: its JSON field and the value, typed as the field is.
+struct KnobSetting {
+  std::string knob;
+  nlohmann::json value;
+};
+/// Parses "knob=value" texts such as "persistent=true", "stages=4" or "carried=registers" (a knob as its JSON
+/// field; booleans absent from the JSON are false). A malformed text, an unknown knob or a value of the wrong
+/// type is a CompileError that begins with `context` and the text, and names the knobs there are.
+std::vector<KnobSetting> parse_knob_settings(const std::vector<std::string>& texts,
+                                             const std::string& context);
+/// `schedule` with `settings` applied (through its JSON: an enumeration's value is checked by the parse, and
+/// legality is check_legal's).
+Schedule with_knobs(const Schedule& schedule, const std::vector<KnobSetting>& settings,
+                    const std::string& context);
+
 std::string_view warp_roles_name(WarpRoles roles);
 std::string_view reduction_placement_name(ReductionPlacement placement);
 std::string_view value_home_name(ValueHome home);

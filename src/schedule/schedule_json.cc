@@ -182,4 +182,46 @@ std::string to_string(const Schedule& s) {
   return text;
 }
 
+std::vector<KnobSetting> parse_knob_settings(const std::vector<std::string>& texts,
+                                             const std::string& context) {
+  nlohmann::json all = to_json(Schedule{});
+  for (const OptionalKnob& knob : optional_knobs()) all[knob.name] = false;
+  std::vector<KnobSetting> settings;
+  for (const std::string& text : texts) {
+    const std::string where = context + " '" + text + "': ";
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      throw CompileError(where + "expected knob=value");
+    const std::string knob = text.substr(0, eq), value_text = text.substr(eq + 1);
+    if (!all.contains(knob)) {
+      std::string knobs;
+      for (const auto& [key, value] : all.items()) knobs += (knobs.empty() ? "" : ", ") + key;
+      throw CompileError(where + "no knob '" + knob + "' (knobs: " + knobs + ")");
+    }
+    nlohmann::json value = value_text;  // strings as they are; numbers and booleans parsed
+    if (all[knob].is_boolean() && (value_text == "true" || value_text == "false"))
+      value = value_text == "true";
+    if (all[knob].is_number_integer()) {
+      try {
+        std::size_t used = 0;
+        value = std::stoi(value_text, &used);
+        if (used != value_text.size()) throw std::invalid_argument(value_text);
+      } catch (const std::exception&) {
+        throw CompileError(where + knob + " takes an integer");
+      }
+    }
+    if (value.type() != all[knob].type())
+      throw CompileError(where + knob + " takes " + all[knob].type_name());
+    settings.push_back({knob, value});
+  }
+  return settings;
+}
+
+Schedule with_knobs(const Schedule& schedule, const std::vector<KnobSetting>& settings,
+                    const std::string& context) {
+  nlohmann::json json = to_json(schedule);
+  for (const KnobSetting& setting : settings) json[setting.knob] = setting.value;
+  return schedule_from_json(json, context);
+}
+
 }  // namespace comfuse::schedule

@@ -316,42 +316,13 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
 }
 
 std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>& fixes) {
-  nlohmann::json all = schedule::to_json(Schedule{});
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) all[knob.name] = false;
-  std::vector<std::pair<std::string, nlohmann::json>> wanted;
-  for (const std::string& fix : fixes) {
-    const std::size_t eq = fix.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == fix.size()) {
-      throw CompileError("knob filter '" + fix + "': expected knob=value");
-    }
-    const std::string knob = fix.substr(0, eq), text = fix.substr(eq + 1);
-    if (!all.contains(knob)) {
-      std::string knobs;
-      for (const auto& [key, value] : all.items()) knobs += (knobs.empty() ? "" : ", ") + key;
-      throw CompileError("knob filter '" + fix + "': no knob '" + knob + "' (knobs: " + knobs + ")");
-    }
-    nlohmann::json value = text;  // strings as they are; numbers and booleans parsed
-    if (all[knob].is_boolean() && (text == "true" || text == "false")) value = text == "true";
-    if (all[knob].is_number_integer()) {
-      try {
-        std::size_t used = 0;
-        value = std::stoi(text, &used);
-        if (used != text.size()) throw std::invalid_argument(text);
-      } catch (const std::exception&) {
-        throw CompileError("knob filter '" + fix + "': " + knob + " takes an integer");
-      }
-    }
-    if (value.type() != all[knob].type()) {
-      throw CompileError("knob filter '" + fix + "': " + knob + " takes " + all[knob].type_name());
-    }
-    wanted.emplace_back(knob, value);
-  }
+  const std::vector<schedule::KnobSetting> wanted = schedule::parse_knob_settings(fixes, "knob filter");
   return [wanted](const Schedule& s) {
     const nlohmann::json json = schedule::to_json(s);
-    for (const auto& [knob, value] : wanted) {
-      const auto it = json.find(knob);
+    for (const schedule::KnobSetting& setting : wanted) {
+      const auto it = json.find(setting.knob);
       const nlohmann::json actual = it != json.end() ? *it : nlohmann::json(false);  // optional booleans
-      if (actual != value) return false;
+      if (actual != setting.value) return false;
     }
     return true;
   };

@@ -78,6 +78,31 @@ TEST(TraceCommand, UserErrorsComeBeforeTheGpu) {
   EXPECT_TRUE(has(missing_log.err, "/nonexistent/log.jsonl")) << missing_log.err;
 }
 
+TEST(TraceCommand, SetChangesKnobsOfTheScheduleBeforeTheGpu) {
+  // The default schedule with one knob changed: printed as given, and the kernel is that schedule's.
+  const Outcome pairs =
+      trace({"post_layernorm", "--shape", kShape, "--schedule", schedule_json({{"vector_loads", false}}),
+             "--set", "vector_loads=true,stages=3"});
+  EXPECT_NE(pairs.code, 2) << pairs.err;  // 4 without a GPU: the schedule and its kernel were fine
+  EXPECT_TRUE(has(pairs.out, "set        vector_loads=true, stages=3\n")) << pairs.out;
+  EXPECT_TRUE(has(pairs.out, "stages=3 ")) << pairs.out;
+  EXPECT_TRUE(has(pairs.out, " vector_loads")) << pairs.out;
+  // A malformed or unknown setting, a value of the wrong type, and a setting the plan cannot take: user
+  // errors, each naming what is wrong.
+  const std::string base = schedule_json();
+  const std::vector<std::pair<std::string, std::string>> mistakes = {
+      {"stages", "--set 'stages': expected knob=value"},
+      {"split_k=2", "--set 'split_k=2': no knob 'split_k' (knobs: "},
+      {"persistent=yes", "--set 'persistent=yes': persistent takes boolean"},
+      {"warp_roles=pingpong", "--set.warp_roles: unknown value 'pingpong'"},
+      {"tma_store=true", "tma_store=true with row reductions"}};
+  for (const auto& [setting, message] : mistakes) {
+    const Outcome run = trace({"post_layernorm", "--shape", kShape, "--schedule", base, "--set", setting});
+    EXPECT_EQ(run.code, 2) << setting;
+    EXPECT_TRUE(has(run.err, message)) << run.err;
+  }
+}
+
 TEST(TraceCommand, RunsTheTracedKernelOrSaysThereIsNoGpu) {
   const Outcome run = trace({"post_layernorm", "--shape", kShape, "--schedule", schedule_json()});
   if (gpu_test::gpu_unavailable_reason()) {

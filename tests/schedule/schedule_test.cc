@@ -367,6 +367,27 @@ TEST(ScheduleJson, TextOfTheDefault) {
             "raster_group_m=8");
 }
 
+TEST(ScheduleJson, KnobSettingsChangeOnlyTheirKnobs) {
+  Schedule base;
+  base.persistent = base.vector_loads = true;
+  const Schedule changed = with_knobs(
+      base,
+      parse_knob_settings({"stages=3", "carried=l2_stash", "vector_loads=false", "tma_inputs=true"}, "test"),
+      "test");
+  Schedule expected = base;
+  expected.stages = 3;
+  expected.carried = ValueHome::kL2Stash;
+  expected.vector_loads = false;
+  expected.tma_inputs = true;
+  EXPECT_EQ(to_json(changed), to_json(expected));
+  EXPECT_EQ(to_json(with_knobs(base, {}, "test")), to_json(base));
+  // Typed as their fields: an integer's text is not a string, a boolean's is not an integer.
+  const std::vector<KnobSetting> settings = parse_knob_settings({"bn=128", "persistent=false"}, "test");
+  ASSERT_EQ(settings.size(), 2u);
+  EXPECT_TRUE(settings[0].value.is_number_integer());
+  EXPECT_TRUE(settings[1].value.is_boolean());
+}
+
 TEST(Schedule, EnumNames) {
   EXPECT_EQ(warp_roles_name(WarpRoles::kCooperative), "cooperative");
   EXPECT_EQ(warp_roles_name(WarpRoles::kPingPong), "ping_pong");
