@@ -125,11 +125,12 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 }
 
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, bool interior) const {
-  if (staged_.staged(input)) return staged_.read(input, broadcast, interior);
-  if (wide_loadable(broadcast)) return wide_read(input.name());  // loaded at the group's first column
-  if (pair_loadable(input, broadcast)) {  // loaded at the pair's first element (emit_pair_loads)
-    return pair_element(input.dtype(), "lp_" + input.name());
-  }
+  // Pairs are loaded at the pair's first element (emit_pair_loads), staged ones too with staged_pairs.
+  const bool pair = pair_loadable(input, broadcast);
+  if (staged_.staged(input) && !pair) return staged_.read(input, broadcast, interior);
+  if (!staged_.staged(input) && wide_loadable(broadcast))
+    return wide_read(input.name());  // at its group's start
+  if (pair) return pair_element(input.dtype(), "lp_" + input.name());
   const std::string& param = params_.at(input.get());
   std::string index, guard;
   switch (broadcast) {
@@ -156,7 +157,8 @@ bool EpilogueEmitter::loads_in_pairs() const {
 }
 
 bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast) const {
-  return loads_in_pairs() && schedule::pair_loadable({input, broadcast}) && !staged_.staged(input);
+  return loads_in_pairs() && schedule::pair_loadable({input, broadcast}) &&
+         (!staged_.staged(input) || schedule_.staged_pairs);
 }
 
 std::vector<std::size_t> EpilogueEmitter::rereads(int stage) const {
@@ -195,6 +197,11 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior)
   out.open("if ((i & 1) == 0)");
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (!pair_loadable(input.tensor, input.broadcast)) continue;
+    if (staged_.staged(input.tensor)) {
+      out.line("lp_" + input.tensor.name() + " = " +
+               staged_.read_pair(input.tensor, input.broadcast, interior) + ";");
+      continue;
+    }
     const std::string& param = params_.at(input.tensor.get());
     const bool full = input.broadcast == Broadcast::kFull;
     const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";

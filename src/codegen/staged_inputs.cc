@@ -27,7 +27,7 @@ bool StagedInputs::staged(const te::Tensor& input) const {
                      [&](const Input& in) { return in.tensor.same_as(input); });
 }
 
-std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, bool interior) const {
+std::string StagedInputs::address(const te::Tensor& input, Broadcast broadcast) const {
   const auto it =
       std::find_if(inputs_.begin(), inputs_.end(), [&](const Input& in) { return in.tensor.same_as(input); });
   // Fragment element i of the thread lies in box i >> 5, at 16-byte piece (i >> 2) & 7 of its line, bytes
@@ -37,12 +37,22 @@ std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, boo
   const bool full = broadcast == Broadcast::kFull;
   const std::string line = full ? "((i >> 5) * BM + local_row0 + 8 * h)" : "(i >> 5)";
   const std::string swizzle = full ? "(lane >> 2)" : "((i >> 5) & 7)";
-  const std::string element = "lds_u16(in_tile + " + std::to_string(it->offset) + " + " + line +
-                              " * 128 + ((((i >> 2) & 7) ^ " + swizzle +
-                              ") << 4) + (lane & 3) * 4 + (i & 1) * 2)";
+  return "in_tile + " + std::to_string(it->offset) + " + " + line + " * 128 + ((((i >> 2) & 7) ^ " + swizzle +
+         ") << 4) + (lane & 3) * 4";
+}
+
+std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, bool interior) const {
+  const std::string element = "lds_u16(" + address(input, broadcast) + " + (i & 1) * 2)";
   const std::string convert = input.dtype() == te::DType::bf16 ? "bf16_to_f32(" : "f16_to_f32(";
   if (interior) return convert + element + ")";
+  const bool full = broadcast == Broadcast::kFull;
   return "(" + std::string(full ? "inb" : "gcol < N") + " ? " + convert + element + ") : 0.0f)";
+}
+
+std::string StagedInputs::read_pair(const te::Tensor& input, Broadcast broadcast, bool interior) const {
+  const std::string pair = "lds_u32(" + address(input, broadcast) + ")";
+  if (interior) return pair;
+  return std::string(broadcast == Broadcast::kFull ? "inb" : "gcol < N") + " ? " + pair + " : 0u";
 }
 
 std::int64_t StagedInputs::offset_of(const te::Tensor& input) const {
@@ -68,6 +78,13 @@ void StagedInputs::helpers(CodeStream& out) const {
   out.line(R"(asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(address));)");
   out.line("return v;");
   out.close();
+  if (schedule_.staged_pairs) {
+    out.open("__device__ __forceinline__ u32 lds_u32(u32 address)");
+    out.line("u32 v;");
+    out.line(R"(asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address));)");
+    out.line("return v;");
+    out.close();
+  }
   if (schedule_.stores_in_place()) {
     out.line("// A 32-bit store to a shared-memory address: the output tile over a staged input's slot.");
     out.open("__device__ __forceinline__ void sts_u32(u32 address, u32 v)");

@@ -62,13 +62,17 @@ class StagedInputs {
   /// Fragment element i of a staged input (in the element loop: i, h, local_row0 and lane in scope), as a
   /// float expression (0 out of bounds; `interior`: the tile lies inside the matrix, no test).
   std::string read(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
+  /// The same at an even element i: its pair with element i + 1 as one 32-bit word (staged_pairs; 0 out of
+  /// bounds: N is even, so a pair lies inside the matrix or outside it whole).
+  std::string read_pair(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
 
   /// The rows of each input's box: BM for element-wise inputs, 1 for vectors (the launch's TMA maps).
   std::vector<std::pair<te::Tensor, int>> boxes() const;
 
   /// Bytes from a slot's start to `input`'s boxes (it must be staged).
   std::int64_t offset_of(const te::Tensor& input) const;
-  /// `lds_u16`, the staged reads' load (and `sts_u32` where the output is stored in place).
+  /// `lds_u16`, the staged reads' load (`lds_u32` with staged_pairs, and `sts_u32` where the output is stored
+  /// in place).
   void helpers(CodeStream& out) const;
   /// The slots from `start` on (`sIn`; a pointer expression: the end of the operand ring, or of the TMA-store
   /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.
@@ -94,6 +98,9 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
+  /// The shared address of fragment element i's pair (element i with i even) of a staged input.
+  std::string address(const te::Tensor& input, schedule::Broadcast broadcast) const;
+
   const schedule::Schedule& schedule_;
   int slots_;  // 2; 1 with one_input_slot
   std::vector<Input> inputs_;

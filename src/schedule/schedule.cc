@@ -354,6 +354,10 @@ bool one_input_slot_applies(const Schedule& s) {
   return s.tma_inputs && s.deferred();
 }
 
+bool staged_pairs_applies(const Schedule& s) {
+  return s.tma_inputs && s.vector_loads;
+}
+
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kRegisters) return false;
   return with_effective_plan(plan, s, [](const FusionPlan& effective) {
@@ -535,6 +539,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail(std::string("one_input_slot=true needs tma_inputs=true and reduction=deferred (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") +
          ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ")");
+  }
+  if (s.staged_pairs && !staged_pairs_applies(s)) {
+    fail(std::string("staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "
+                     "vector_loads=true (tma_inputs=") +
+         (s.tma_inputs ? "true" : "false") + ", vector_loads=" + (s.vector_loads ? "true" : "false") + ")");
   }
   if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
     fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +

@@ -184,6 +184,11 @@ struct Schedule {
   // the staged bytes (the residual's 32 KB of a 64 x 256 tile), room for a fourth operand stage beside them
   // where there was room for three. Written to JSON only when true.
   bool one_input_slot = false;
+  // With tma_inputs and vector_loads: the staged inputs read as the global ones are, a 32-bit word holding
+  // the two neighbouring columns of a fragment's pair at the pair's first element, instead of one 16-bit
+  // shared-memory load an element: half the element loop's shared-memory loads. Written to JSON only when
+  // true.
+  bool staged_pairs = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs): the last stage writes its output
@@ -356,6 +361,8 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s);
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
 /// Whether one_input_slot applies under `s`: tma_inputs with a deferred reduction.
 bool one_input_slot_applies(const Schedule& s);
+/// Whether staged_pairs applies under `s`: tma_inputs with vector_loads (N even, as tma_inputs needs).
+bool staged_pairs_applies(const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

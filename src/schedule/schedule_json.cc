@@ -100,6 +100,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"stash_evict_last", &Schedule::stash_evict_last},
       {"store_chunks", &Schedule::store_chunks},
       {"one_input_slot", &Schedule::one_input_slot},
+      {"staged_pairs", &Schedule::staged_pairs},
   };
   return kKnobs;
 }

@@ -214,6 +214,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
     s.tma_store = false;
   }
   if (!schedule::one_input_slot_applies(s)) s.one_input_slot = false;  // (after tma_inputs is settled)
+  if (!schedule::staged_pairs_applies(s)) s.staged_pairs = false;
   return s;
 }
 

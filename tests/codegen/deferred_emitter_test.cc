@@ -369,5 +369,30 @@ TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
   }
 }
 
+TEST(DeferredEmitter, StagedPairsReadEachPairOfStagedColumnsAsOneWord) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule one = deferred_ping_pong();
+  one.bn = 256;
+  one.stages = 3;  // two slots leave no room for a fourth
+  one.tma_inputs = one.one_pass_variance = one.vector_loads = one.interior_tiles = true;
+  Schedule pairs = one;
+  pairs.staged_pairs = true;
+  const KernelSource k1 = emit_kernel(ln, one, kKey), k2 = emit_kernel(ln, pairs, kKey);
+  // One element a load before, each load in both loops (interior and tails) for R and b; with pairs, the
+  // loads move to the pair's first element and the 16-bit load is left defined and unused.
+  EXPECT_EQ(source_text::count(k1.source, "lds_u16(in_tile + "), 4);
+  EXPECT_EQ(source_text::count(k1.source, "lds_u32("), 0);
+  EXPECT_EQ(source_text::count(k2.source, "lds_u16(in_tile + "), 0);
+  EXPECT_TRUE(contains(k2.source, "__device__ __forceinline__ u32 lds_u32(u32 address)"));
+  EXPECT_TRUE(contains(k2.source, "u32 lp_R;  // this thread's two columns of 'R'"));
+  EXPECT_TRUE(
+      contains(k2.source, "lp_R = lds_u32(in_tile + 1024 + ((i >> 5) * BM + local_row0 + 8 * h) * 128"));
+  EXPECT_TRUE(contains(k2.source, "lp_R = inb ? lds_u32(in_tile + 1024 + "));
+  EXPECT_TRUE(contains(k2.source, "lp_b = gcol < N ? lds_u32(in_tile + 0 + "));
+  // Element i takes its half of the word, as the global pairs do.
+  EXPECT_TRUE(contains(k2.source, "bf16_to_f32((u16)((i & 1) ? lp_R >> 16 : lp_R & 0xffffu))"));
+  EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

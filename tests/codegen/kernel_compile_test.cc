@@ -436,6 +436,30 @@ TEST(KernelCompile, OneInputSlot) {
   });
 }
 
+TEST(KernelCompile, StagedPairs) {
+  // Staged inputs read two columns a load: the deferred post-LN K = 1024 form in one slot with four stages,
+  // and the in-kernel cluster form whose last stage stores its output over the staged residual.
+  Schedule deferred = make_schedule(Knobs{.bm = 64,
+                                          .bn = 256,
+                                          .stages = 4,
+                                          .roles = WarpRoles::kPingPong,
+                                          .carried = ValueHome::kL2Stash,
+                                          .vector_loads = true});
+  deferred.reduction = ReductionPlacement::kDeferred;
+  deferred.persistent = deferred.one_pass_variance = deferred.interior_tiles = deferred.bf16_stash = true;
+  deferred.multicast_b = deferred.tma_inputs = deferred.one_input_slot = deferred.staged_pairs = true;
+  Schedule cluster = make_schedule(Knobs{
+      .bm = 64, .bn = 256, .stages = 3, .cluster_n = 4, .roles = WarpRoles::kPingPong, .vector_loads = true});
+  cluster.persistent = cluster.one_pass_variance = cluster.carry_in_accumulator = true;
+  cluster.interior_tiles = cluster.tma_inputs = cluster.tma_store = cluster.staged_pairs = true;
+  compile_all({
+      {"post_layernorm 1024 wide, deferred ping-pong, staged pairs",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, deferred},
+      {"post_layernorm 1024 wide, cluster of 4, staged pairs, stored in place",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, cluster},
+  });
+}
+
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

@@ -459,6 +459,22 @@ TEST(ScheduleErrors, OneInputSlot) {
             "(tma_inputs=false, reduction=deferred)");
 }
 
+TEST(ScheduleErrors, StagedPairs) {
+  auto staged = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.tma_inputs = s.vector_loads = s.staged_pairs = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), staged), "(no error)");
+  EXPECT_EQ(
+      legality_error(plan_of("post_layernorm", 256, 128, 512),
+                     [&](Schedule& s) {
+                       staged(s);
+                       s.vector_loads = false;
+                     }),
+      "schedule for 'mm': staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "
+      "vector_loads=true (tma_inputs=true, vector_loads=false)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -345,6 +345,28 @@ TEST(SearchSpace, OneInputSlotIsSearchedWhereADeferredReductionStagesItsInputs) 
   EXPECT_TRUE(four_stages);
 }
 
+TEST(SearchSpace, StagedPairsIsSearchedWhereStagedInputsAreReadInPairs) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s = test_deferred_ping_pong_256();
+  s.staged_pairs = s.vector_loads = true;
+  EXPECT_FALSE(canonical(ln, s).staged_pairs);  // nothing staged
+  s.tma_inputs = true;
+  EXPECT_TRUE(canonical(ln, s).staged_pairs);
+  s.vector_loads = false;
+  EXPECT_FALSE(canonical(ln, s).staged_pairs);  // global reads one by one, staged ones too
+  // In the space: every staged schedule that reads in pairs, both ways, and no other with the knob.
+  int with = 0, without = 0;
+  for (const schedule::Schedule& each : schedule_space(ln)) {
+    if (!(each.tma_inputs && each.vector_loads)) {
+      EXPECT_FALSE(each.staged_pairs) << schedule::to_string(each);
+      continue;
+    }
+    ++(each.staged_pairs ? with : without);
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_EQ(with, without);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

@@ -583,6 +583,17 @@ std::vector<Case> cases() {
     s.multicast_b = true;
     result.push_back({w, shape, s, "one_input_slot_persistent_multicast_b_64x256/M16400_K1000_N1000"});
   }
+  // The staged-input cases (tma_inputs_, in-kernel and deferred, and the persistent one-slot forms) once more
+  // reading them two columns a load, with the global pairs that needs (where it is legal: N even).
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    const bool staged =
+        c.label.rfind("tma_inputs_", 0) == 0 || c.label.rfind("one_input_slot_persistent", 0) == 0;
+    if (!staged) continue;
+    c.schedule.vector_loads = c.schedule.staged_pairs = true;
+    c.label = "staged_pairs_" + c.label;
+    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
