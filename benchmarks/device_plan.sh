@@ -22,11 +22,14 @@
 #             rows over the deferred forms with four stages that stage so, and those rows with its records
 #             (~6 min; on an H100, which the log's records do not match, its trace A/B was
 #             `benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true OUT LOG ROW...`)
+#   pairs     staged inputs read in pairs (Change 47): its GPU-test variants of post-LN and RMSNorm, then, on
+#             any card, the trace A/B of the post-LN K = 1024 rows' winners staged in one slot without and
+#             with pairs, and of RMSNorm's winner (staged already) with pairs (~7 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot OUTDIR [LOG]" >&2
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
@@ -117,8 +120,16 @@ case $step in
       --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
     tail -8 "$out/bench.txt"
     ;;
+  pairs)
+    gpu_variants staged_pairs_ post_layernorm,post_rmsnorm
+    k1024=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096)
+    run benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true "$out/one-slot" "$log" "${k1024[@]}"
+    run benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true,staged_pairs=true "$out/pairs" "$log" \
+      "${k1024[@]}"
+    run benchmarks/trace_rows.sh --set staged_pairs=true "$out/rmsnorm" "$log" post_rmsnorm_M8192_K4096_N4096
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace or slot" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot or pairs" >&2
     exit 2
     ;;
 esac
