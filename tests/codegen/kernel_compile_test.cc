@@ -411,19 +411,24 @@ TEST(KernelCompile, TmaStoreOverTheStagedResidual) {
   });
 }
 
+// The suite's post-LN K = 1024 winner's form (ping-pong 64 x 256, persistent, B multicast) with its inputs
+// staged in one slot and the fourth stage that frees room for.
+Schedule deferred_one_slot() {
+  Schedule s = make_schedule(Knobs{.bm = 64,
+                                   .bn = 256,
+                                   .stages = 4,
+                                   .roles = WarpRoles::kPingPong,
+                                   .carried = ValueHome::kL2Stash,
+                                   .vector_loads = true});
+  s.reduction = ReductionPlacement::kDeferred;
+  s.persistent = s.one_pass_variance = s.interior_tiles = s.bf16_stash = true;
+  s.multicast_b = s.tma_inputs = s.one_input_slot = true;
+  return s;
+}
+
 TEST(KernelCompile, OneInputSlot) {
-  // The deferred form with its inputs staged in one slot and the fourth stage that frees room for: the
-  // suite's post-LN K = 1024 winner's form (ping-pong 64 x 256, persistent, B multicast), and a cooperative
-  // 128 x 128 tile walking its own tiles (not persistent).
-  Schedule ping_pong = make_schedule(Knobs{.bm = 64,
-                                           .bn = 256,
-                                           .stages = 4,
-                                           .roles = WarpRoles::kPingPong,
-                                           .carried = ValueHome::kL2Stash,
-                                           .vector_loads = true});
-  ping_pong.reduction = ReductionPlacement::kDeferred;
-  ping_pong.persistent = ping_pong.one_pass_variance = ping_pong.interior_tiles = ping_pong.bf16_stash = true;
-  ping_pong.multicast_b = ping_pong.tma_inputs = ping_pong.one_input_slot = true;
+  // The deferred form in one slot, and a cooperative 128 x 128 tile walking its own tiles (not persistent).
+  const Schedule ping_pong = deferred_one_slot();
   Schedule cooperative =
       make_schedule(Knobs{.bm = 128, .bn = 128, .stages = 4, .carried = ValueHome::kL2Stash});
   cooperative.reduction = ReductionPlacement::kDeferred;
@@ -439,15 +444,8 @@ TEST(KernelCompile, OneInputSlot) {
 TEST(KernelCompile, StagedPairs) {
   // Staged inputs read two columns a load: the deferred post-LN K = 1024 form in one slot with four stages,
   // and the in-kernel cluster form whose last stage stores its output over the staged residual.
-  Schedule deferred = make_schedule(Knobs{.bm = 64,
-                                          .bn = 256,
-                                          .stages = 4,
-                                          .roles = WarpRoles::kPingPong,
-                                          .carried = ValueHome::kL2Stash,
-                                          .vector_loads = true});
-  deferred.reduction = ReductionPlacement::kDeferred;
-  deferred.persistent = deferred.one_pass_variance = deferred.interior_tiles = deferred.bf16_stash = true;
-  deferred.multicast_b = deferred.tma_inputs = deferred.one_input_slot = deferred.staged_pairs = true;
+  Schedule deferred = deferred_one_slot();
+  deferred.staged_pairs = true;
   Schedule cluster = make_schedule(Knobs{
       .bm = 64, .bn = 256, .stages = 3, .cluster_n = 4, .roles = WarpRoles::kPingPong, .vector_loads = true});
   cluster.persistent = cluster.one_pass_variance = cluster.carry_in_accumulator = true;
