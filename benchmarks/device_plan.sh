@@ -62,6 +62,16 @@ gpu_variants() {
     "failures, exit $rc$([[ $rc -eq 124 ]] && echo ': stopped by the 200 s limit')"
 }
 
+# A search of ROWS over the schedules with FIXES (tune_suite --fix) in TRIALS trials, then those rows from LOG
+# with the search's records appended (OUTDIR/merged.jsonl), beside cuBLAS; prints the last LINES of that.
+fixed_search() {  # ROWS TRIALS FIXES LINES
+  run ./build/benchmarks/tune_suite "$out/tune" --trials "$2" --only "$1" --fix "$3" >"$out/tune.txt" 2>&1
+  cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+  run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$1" --log "$out/merged.jsonl" \
+    >"$out/bench.txt" 2>&1
+  tail -"$4" "$out/bench.txt"
+}
+
 run() {  # a command of the step; a failure is remembered, the step goes on
   echo "+ $*" >>"$out/commands.txt"
   "$@" || { status=$?; echo "step $step: '$*' exited $status" | tee -a "$out/commands.txt"; }
@@ -92,41 +102,27 @@ case $step in
     ;;
   chunks)
     gpu_variants store_chunks_
-    run ./build/benchmarks/tune_suite "$out/tune" --trials 10 --only "$gemm_rows" \
-      --fix tma_store=true,store_chunks=true,persistent=true >"$out/tune.txt" 2>&1
-    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
-    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$gemm_rows" \
-      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
-    tail -12 "$out/bench.txt"
+    fixed_search "$gemm_rows" 10 tma_store=true,store_chunks=true,persistent=true 12
     ;;
   inplace)
     gpu_variants tma_store_in_place_
-    rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
-    run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
-      --fix tma_store=true,tma_inputs=true,persistent=true,reduction=cluster >"$out/tune.txt" 2>&1
-    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
-    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" \
-      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
-    tail -8 "$out/bench.txt"
+    fixed_search post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024 12 \
+      tma_store=true,tma_inputs=true,persistent=true,reduction=cluster 8
     ;;
   slot)
     # The workloads whose variants the H100 run of 2026-12-05 (sixth session) did not reach.
     gpu_variants one_input_slot_ post_layernorm,gemm_softcap_softmax
-    rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M8192_K1024_N4096
-    run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
-      --fix reduction=deferred,tma_inputs=true,one_input_slot=true,stages=4 >"$out/tune.txt" 2>&1
-    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
-    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" \
-      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
-    tail -8 "$out/bench.txt"
+    fixed_search post_layernorm_M16384_K1024_N1024,post_layernorm_M8192_K1024_N4096 12 \
+      reduction=deferred,tma_inputs=true,one_input_slot=true,stages=4 8
     ;;
   pairs)
     gpu_variants staged_pairs_ post_layernorm,post_rmsnorm
     k1024=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096)
     run benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true "$out/one-slot" "$log" "${k1024[@]}"
-    run benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true,staged_pairs=true "$out/pairs" "$log" \
-      "${k1024[@]}"
-    run benchmarks/trace_rows.sh --set staged_pairs=true "$out/rmsnorm" "$log" post_rmsnorm_M8192_K4096_N4096
+    run benchmarks/trace_rows.sh --set tma_inputs=true,one_input_slot=true,staged_pairs=true --no-gpu-test \
+      "$out/pairs" "$log" "${k1024[@]}"
+    run benchmarks/trace_rows.sh --set staged_pairs=true --no-gpu-test "$out/rmsnorm" "$log" \
+      post_rmsnorm_M8192_K4096_N4096
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot or pairs" >&2

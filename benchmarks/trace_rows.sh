@@ -3,22 +3,30 @@
 # `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
 # and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
 # one), then one line a kernel (with what the trace's stores added to its time).
-# Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] OUTDIR [LOG] [ROW...]
+# Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] [--no-gpu-test] OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
 #   K = 1024 GEMM). --set: each row's winner once more with those knobs changed (`comfuse trace --set`), as
 #   <ROW>.set: an A/B in one call on whichever GPU runs it, each side checked against the CPU reference.
+#   --no-gpu-test: without the traced kernels' GPU test (a call that ran it already).
 # Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary), OUTDIR/<ROW>.json (every record),
 # OUTDIR/<ROW>.timeline.{txt,png} (benchmarks/trace_timeline.py) and OUTDIR/traces.txt (the last table).
 # Exits non-zero when the GPU test or a traced kernel's check failed.
 set -euo pipefail
 
 settings=
-if [[ ${1:-} == --set ]]; then
-  [[ $# -ge 2 ]] || { echo "$0: --set needs KNOB=VALUE,..." >&2; exit 2; }
-  settings=$2
-  shift 2
-fi
-[[ $# -ge 1 ]] || { echo "usage: $0 [--set KNOB=VALUE,...] OUTDIR [LOG] [ROW...]" >&2; exit 2; }
+gpu_test=1
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --set)
+      [[ $# -ge 2 ]] || { echo "$0: --set needs KNOB=VALUE,..." >&2; exit 2; }
+      settings=$2
+      shift 2
+      ;;
+    --no-gpu-test) gpu_test=0; shift ;;
+    *) echo "$0: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ $# -ge 1 ]] || { echo "usage: $0 [--set KNOB=VALUE,...] [--no-gpu-test] OUTDIR [LOG] [ROW...]" >&2; exit 2; }
 mkdir -p "$1"
 outdir=$(realpath "$1")
 log=$(realpath "${2:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
@@ -34,9 +42,11 @@ cd "$(dirname "$0")/.."
 comfuse=./build/src/cli/comfuse
 
 status=0
-COMFUSE_REQUIRE_GPU=1 ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='PhaseTraceGpuTest.*' \
-  >"$outdir/gpu-test.log" 2>&1 || status=1
-echo "GPU test of the traced kernels: $(grep -E '^\[  (PASSED|FAILED) ' "$outdir/gpu-test.log" | head -1)"
+if [[ $gpu_test == 1 ]]; then
+  COMFUSE_REQUIRE_GPU=1 ./build/tests/codegen/gpu/codegen_gpu_tests --gtest_filter='PhaseTraceGpuTest.*' \
+    >"$outdir/gpu-test.log" 2>&1 || status=1
+  echo "GPU test of the traced kernels: $(grep -E '^\[  (PASSED|FAILED) ' "$outdir/gpu-test.log" | head -1)"
+fi
 
 # "post_layernorm_M16384_K1024_N1024" -> "post_layernorm" and "M=16384,K=1024,N=1024".
 split_row() {

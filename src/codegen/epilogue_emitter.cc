@@ -126,10 +126,9 @@ bool EpilogueEmitter::is_output(const te::Tensor& t) const {
 
 std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, bool interior) const {
   // Pairs are loaded at the pair's first element (emit_pair_loads), staged ones too with staged_pairs.
-  const bool pair = pair_loadable(input, broadcast);
-  if (staged_.staged(input) && !pair) return staged_.read(input, broadcast, interior);
-  if (!staged_.staged(input) && wide_loadable(broadcast))
-    return wide_read(input.name());  // at its group's start
+  const bool pair = pair_loadable(input, broadcast), staged = staged_.staged(input);
+  if (staged && !pair) return staged_.read(input, broadcast, interior);
+  if (!staged && wide_loadable(broadcast)) return wide_read(input.name());  // at its group's start
   if (pair) return pair_element(input.dtype(), "lp_" + input.name());
   const std::string& param = params_.at(input.get());
   std::string index, guard;
