@@ -589,11 +589,16 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   }
   if (in_place) {
     out.open("if ((i & 31) == 31)");
-    out.line("// Box i / 32 of the output is whole over the staged input: to the TMA engine, by one thread.");
+    out.line(
+        schedule_.deferred()
+            ? "// Box i / 32 of the stash is whole over the staged input: to the TMA engine, by one thread."
+            : "// Box i / 32 of the output is whole over the staged input: to the TMA engine, by one "
+              "thread.");
     out.line("fence_proxy_async_shared();");
     out.line("warpgroup_sync(consumer);");
     out.open("if (store_leader)");
-    out.line("tma_store_2d(&tma_out, sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
+    out.line(std::string("tma_store_2d(") + (schedule_.deferred() ? "&tma_stash" : "&tma_out") +
+             ", sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
              " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0);");
     out.line("bulk_commit();");
     out.close();

@@ -573,6 +573,12 @@ class KernelEmitter {
     if (s_.deferred()) epilogue.write_tile_partials(out);
     trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
+    if (s_.deferred() && s_.stores_in_place()) {
+      out.line("// The stash went over the staged slot: its stores must have read it before it is released.");
+      out.line("if (store_leader) bulk_wait_read_all();");
+      out.line("warpgroup_sync(consumer);");
+      trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
+    }
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
     if (s_.tma_store && s_.store_chunks) {
       // (the element loop stored each box; with row reductions in the kernel, the last stage's)

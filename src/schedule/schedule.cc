@@ -358,6 +358,10 @@ bool staged_pairs_applies(const Schedule& s) {
   return s.tma_inputs && s.vector_loads;
 }
 
+bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s) {
+  return s.deferred() && s.tma_store && in_place_store_input(plan, s) != nullptr;
+}
+
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kRegisters) return false;
   return with_effective_plan(plan, s, [](const FusionPlan& effective) {
@@ -544,6 +548,14 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail(std::string("staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "
                      "vector_loads=true (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") + ", vector_loads=" + (s.vector_loads ? "true" : "false") + ")");
+  }
+  if (s.stash_in_slot && !stash_in_slot_applies(plan, s)) {
+    fail(std::string(
+             "stash_in_slot=true writes a deferred reduction's stash over a staged 16-bit input tile "
+             "and stores it by TMA from there, which needs reduction=deferred, tma_store=true and "
+             "tma_inputs=true staging a 16-bit input tile that no stage after the first reads (reduction=") +
+         std::string(reduction_placement_name(s.reduction)) + ", tma_store=" +
+         (s.tma_store ? "true" : "false") + ", tma_inputs=" + (s.tma_inputs ? "true" : "false") + ")");
   }
   if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
     fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +

@@ -189,11 +189,18 @@ struct Schedule {
   // shared-memory load an element: half the element loop's shared-memory loads. Written to JSON only when
   // true.
   bool staged_pairs = false;
+  // With a deferred reduction, tma_inputs and tma_store: the element loop writes the stash over the staged
+  // 16-bit input tile it has just read (the residual), each pair at that input's pair in the slot, and each
+  // 64-column box leaves by TMA from there as soon as it is whole; the slot is released once the stores have
+  // read it. No staging tiles of its own, so that a 128 x 256 cooperative tile keeps three stages and a
+  // staged slot beside the TMA store. Written to JSON only when true.
+  bool stash_in_slot = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
-  /// tma_store with rows combined in the kernel (which needs tma_inputs): the last stage writes its output
-  /// tile over the staged slot of a 16-bit input that only the first stage reads, and it leaves from there.
-  bool stores_in_place() const { return tma_store && tma_inputs && !deferred(); }
+  /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
+  /// with stash_in_slot: the last stage (a deferred reduction's one stage) writes its output tile over the
+  /// staged slot of a 16-bit input that only the first stage reads, and it leaves from there.
+  bool stores_in_place() const { return tma_store && tma_inputs && (!deferred() || stash_in_slot); }
   int consumer_warpgroups() const { return warp_roles == WarpRoles::kPingPong ? 2 : bm / 64; }
   /// With row reductions on the persistent grid, ping-pong warpgroups take alternate row blocks (each with
   /// all of the CTA's column tiles, exchanging its own row partials) instead of alternate column tiles of the
@@ -363,6 +370,9 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
 bool one_input_slot_applies(const Schedule& s);
 /// Whether staged_pairs applies under `s`: tma_inputs with vector_loads (N even, as tma_inputs needs).
 bool staged_pairs_applies(const Schedule& s);
+/// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
+/// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
+bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

@@ -101,6 +101,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"store_chunks", &Schedule::store_chunks},
       {"one_input_slot", &Schedule::one_input_slot},
       {"staged_pairs", &Schedule::staged_pairs},
+      {"stash_in_slot", &Schedule::stash_in_slot},
   };
   return kKnobs;
 }

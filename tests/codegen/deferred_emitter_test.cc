@@ -394,5 +394,54 @@ TEST(DeferredEmitter, StagedPairsReadEachPairOfStagedColumnsAsOneWord) {
   EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
 }
 
+TEST(DeferredEmitter, StashInSlotWritesTheStashOverTheStagedResidualAndStoresItFromThere) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule staged = deferred_ping_pong();
+  staged.bm = 128;
+  staged.bn = 256;
+  staged.stages = 3;
+  staged.warp_roles = schedule::WarpRoles::kCooperative;
+  staged.tma_inputs = staged.one_input_slot = staged.one_pass_variance = staged.bf16_stash = true;
+  staged.interior_tiles = true;
+  Schedule in_slot = staged;
+  in_slot.tma_store = in_slot.stash_in_slot = true;
+  const KernelSource k1 = emit_kernel(ln, staged, kKey), k2 = emit_kernel(ln, in_slot, kKey);
+  const std::string main2 = k2.source.substr(0, k2.source.find(kFinishMarker));
+  // Element-wise global stores of the stash before; with the knob none, and no staging tiles: each pair
+  // goes over the residual's pair in the slot (R's boxes start 1024 bytes in, after b's).
+  EXPECT_TRUE(contains(k1.source, "*(u32*)&(stash + (size_t)0 * M * N)["));
+  EXPECT_FALSE(contains(main2, "*(u32*)&(stash + (size_t)0 * M * N)["));
+  EXPECT_FALSE(contains(main2, "sOut"));
+  EXPECT_FALSE(contains(main2, "stage_out"));
+  EXPECT_TRUE(
+      contains(main2,
+               "else sts_u32(in_tile + 1024 + ((i >> 5) * BM + local_row0 + 8 * h) * 128 + ((((i >> 2) & "
+               "7) ^ (lane >> 2)) << 4) + (lane & 3) * 4, (u32)pend_stash0 | "));
+  // Each whole box of a warpgroup's 64 rows leaves by the stash's TMA map, in both loops (interior, tails).
+  EXPECT_EQ(
+      source_text::count(main2,
+                         "tma_store_2d(&tma_stash, sIn + in_slot * IN_SLOT_BYTES + 1024 + ((i >> 5) * BM + "
+                         "a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0);"),
+      2);
+  // The slot is released only once the stores have read it, and the kernel ends once they are done.
+  const std::size_t read = main2.find("if (store_leader) bulk_wait_read_all();");
+  const std::size_t release = main2.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);");
+  ASSERT_NE(read, std::string::npos);
+  ASSERT_NE(release, std::string::npos);
+  EXPECT_LT(main2.find("tma_store_2d(&tma_stash"), read);
+  EXPECT_LT(read, release);
+  EXPECT_LT(release, main2.find("if (store_leader) bulk_wait_all();"));
+  // The launch passes the stash's TMA map, and the shared memory holds the ring and the one slot only.
+  EXPECT_TRUE(std::any_of(k2.params.begin(), k2.params.end(),
+                          [](const KernelParam& p) { return p.kind == KernelParam::Kind::kTmaStash; }));
+  EXPECT_EQ(k2.launch.shared_bytes, k1.launch.shared_bytes);
+  // The finish kernel is the same but for the map in its parameters (the two kernels take one list).
+  const auto finish_body = [](const KernelSource& k) {
+    const std::string text = finish_kernel_text(k);
+    return text.substr(text.find("stash) {"));
+  };
+  EXPECT_EQ(finish_body(k1), finish_body(k2));
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

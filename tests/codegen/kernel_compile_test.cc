@@ -458,6 +458,24 @@ TEST(KernelCompile, StagedPairs) {
   });
 }
 
+TEST(KernelCompile, StashInSlot) {
+  // The stash over the staged residual, stored by TMA from the slot: the ping-pong form in one slot with
+  // four stages, and the cooperative 128 x 256 tile with three and staged pairs, at a width with a tail.
+  Schedule ping_pong = deferred_one_slot();
+  ping_pong.tma_store = ping_pong.stash_in_slot = true;
+  Schedule cooperative = ping_pong;
+  cooperative.warp_roles = WarpRoles::kCooperative;
+  cooperative.bm = 128;
+  cooperative.stages = 3;
+  cooperative.staged_pairs = true;
+  compile_all({
+      {"post_layernorm 1024 wide, deferred ping-pong, stash in the slot",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
+      {"post_layernorm odd, deferred cooperative 128 x 256, stash in the slot",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
+  });
+}
+
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

@@ -475,6 +475,35 @@ TEST(ScheduleErrors, StagedPairs) {
       "vector_loads=true (tma_inputs=true, vector_loads=false)");
 }
 
+TEST(ScheduleErrors, StashInSlot) {
+  auto in_slot = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.bf16_stash = s.tma_store = s.tma_inputs = s.one_input_slot = s.stash_in_slot = true;
+  };
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  EXPECT_EQ(legality_error(ln, in_slot), "(no error)");
+  const std::string needs =
+      "schedule for 'mm': stash_in_slot=true writes a deferred reduction's stash over a staged 16-bit input "
+      "tile and stores it by TMA from there, which needs reduction=deferred, tma_store=true and "
+      "tma_inputs=true staging a 16-bit input tile that no stage after the first reads ";
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             in_slot(s);
+                             s.tma_store = false;
+                           }),
+            needs + "(reduction=deferred, tma_store=false, tma_inputs=true)");
+  // Nothing staged: the slot to write over is missing (tma_inputs' own check comes first with one slot).
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             in_slot(s);
+                             s.tma_inputs = s.one_input_slot = false;
+                           }),
+            needs + "(reduction=deferred, tma_store=true, tma_inputs=false)");
+  // LN-relu reads no input tile (no residual): it stages its vectors only.
+  EXPECT_EQ(legality_error(plan_of("gemm_layernorm_relu", 256, 128, 512), [&](Schedule& s) { in_slot(s); }),
+            needs + "(reduction=deferred, tma_store=true, tma_inputs=true)");
+}
+
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -367,6 +367,31 @@ TEST(SearchSpace, StagedPairsIsSearchedWhereStagedInputsAreReadInPairs) {
   EXPECT_EQ(with, without);
 }
 
+TEST(SearchSpace, StashInSlotIsSearchedWhereADeferredStashLeavesByTmaOverAStagedTile) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s = test_deferred_ping_pong_256();
+  s.bf16_stash = s.stash_in_slot = true;
+  s.tma_inputs = true;
+  EXPECT_FALSE(canonical(ln, s).stash_in_slot);  // the stash leaves by plain stores
+  s.tma_store = true;
+  EXPECT_TRUE(canonical(ln, s).stash_in_slot);
+  s.tma_inputs = false;
+  EXPECT_FALSE(canonical(ln, s).stash_in_slot);  // no slot to write over
+  // In the space: every deferred schedule storing its stash by TMA from staged inputs, both ways (memory
+  // permitting: without staging tiles of its own there are more of them with the knob), and no other.
+  int with = 0, without = 0, cooperative_with = 0;
+  for (const schedule::Schedule& each : schedule_space(ln)) {
+    if (!(each.deferred() && each.tma_store && each.tma_inputs)) {
+      EXPECT_FALSE(each.stash_in_slot) << schedule::to_string(each);
+      continue;
+    }
+    ++(each.stash_in_slot ? with : without);
+    cooperative_with += each.stash_in_slot && each.warp_roles == schedule::WarpRoles::kCooperative;
+  }
+  EXPECT_GE(with, without);
+  EXPECT_GT(cooperative_with, 0);
+}
+
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;

@@ -594,6 +594,32 @@ std::vector<Case> cases() {
     c.label = "staged_pairs_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
+  // And the cooperative 128 x 256 tile as the stash-in-slot form runs it: three stages, one slot, alone and
+  // in clusters sharing B, about four tiles a CTA.
+  for (const std::string w : {"post_layernorm", "post_rmsnorm"}) {
+    Schedule s = test_programs::deferred_ping_pong();
+    s.warp_roles = WarpRoles::kCooperative;
+    s.bm = 128;
+    s.bn = 256;
+    s.stages = 3;
+    s.persistent = true;
+    s.bf16_stash = s.tma_inputs = s.one_input_slot = true;
+    s.one_pass_variance = w == "post_layernorm";
+    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
+    result.push_back({w, shape, s, "one_input_slot_persistent_coop_128x256/M16400_K1000_N1000"});
+    s.multicast_b = true;
+    result.push_back({w, shape, s, "one_input_slot_persistent_coop_multicast_b_128x256/M16400_K1000_N1000"});
+  }
+  // The deferred cases with staged inputs (in two slots or one, read one column or two a load) once more with
+  // the stash written over the staged input tile and stored by TMA from the slot, where that is legal (a bf16
+  // stash, and an input tile staged).
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (!c.schedule.deferred() || !c.schedule.tma_inputs || c.schedule.tma_store) continue;
+    c.schedule.bf16_stash = c.schedule.tma_store = c.schedule.stash_in_slot = true;
+    c.label = "stash_in_slot_" + c.label;
+    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
