@@ -25,11 +25,14 @@
 #   pairs     staged inputs read in pairs (Change 47): its GPU-test variants of post-LN and RMSNorm, then, on
 #             any card, the trace A/B of the post-LN K = 1024 rows' winners staged in one slot without and
 #             with pairs, and of RMSNorm's winner (staged already) with pairs (~7 min)
+#   stash     the stash over the staged residual (Change 48), which its H100 run checked: a search of the four
+#             post-LN rows over the schedules with it, those rows with its records beside cuBLAS, and PyTorch
+#             for post-LN K = 1024 N = 1024 (~8 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs OUTDIR [LOG]" >&2
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
@@ -124,8 +127,19 @@ case $step in
     run benchmarks/trace_rows.sh --set staged_pairs=true --no-gpu-test "$out/rmsnorm" "$log" \
       post_rmsnorm_M8192_K4096_N4096
     ;;
+  stash)
+    # The fastest forms on the H100: the post-LN rows over the schedules that write the stash over the staged
+    # residual (cooperative 128 x 256 or ping-pong 64 x 256, one slot), 24 trials a row as the search's finding
+    # asks; then, with the search's records, PyTorch for the row slower than Inductor in the same call.
+    post_ln=post_layernorm_M16384_K1024_N1024,post_layernorm_M8192_K1024_N4096
+    post_ln+=,post_layernorm_M16384_K4096_N1024,post_layernorm_M8192_K4096_N4096
+    fixed_search "$post_ln" 24 stash_in_slot=true 6
+    run python3 benchmarks/torch_baselines.py "$out/torch.json" --only post_layernorm_M16384_K1024_N1024 \
+      >"$out/torch.txt" 2>&1
+    tail -6 "$out/torch.txt"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot or pairs" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs or stash" >&2
     exit 2
     ;;
 esac
