@@ -356,8 +356,6 @@ class KernelEmitter {
     out.line("tma_prefetch_descriptor(&tma_b);");
     for (const auto& [input, rows] : staged_.boxes())
       out.line("tma_prefetch_descriptor(&tma_in_" + input.name() + ");");
-    const bool polled = s_.polled_inputs && !staged_.empty();
-    if (polled) staged_.declare_owed(out);
     if (walks_row_blocks()) {
       out.open(
           "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
@@ -382,10 +380,7 @@ class KernelEmitter {
     out.open("for (int kb = 0; kb < K_BLOCKS; ++kb)");
     out.line(walks_row_blocks() ? "const int it = g * K_BLOCKS + kb;" : "const int it = t * K_BLOCKS + kb;");
     out.line("const int s = it % STAGES;");
-    if (polled)
-      staged_.wait_stage_polling(out, "&empty[s]", "((it / STAGES) & 1) ^ 1");
-    else
-      out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
+    out.line("mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);");
     out.line("mbar_expect_tx(&full[s], STAGE_BYTES);");
     out.line("tma_load_2d(sA + s * BM * BK, &tma_a, &full[s], kb * BK, " + m_block + " * BM);");
     if (s_.multicast_b) {
@@ -396,17 +391,10 @@ class KernelEmitter {
       out.line("tma_load_2d(sB + s * BN * BK, &tma_b, &full[s], kb * BK, " + n_tile + " * BN);");
     }
     out.close();
-    if (polled)
-      staged_.owe(out, tile, m_block, n_tile);
-    else if (!staged_.empty() && staged_.loads_after_operands())
-      staged_.produce(out, tile, m_block, n_tile);
+    if (!staged_.empty() && staged_.loads_after_operands()) staged_.produce(out, tile, m_block, n_tile);
     trace_.mark(out, TraceEvent::kProducerTileEnd, 0, m_block, n_tile);
     out.close();
     if (walks_row_blocks()) out.close();
-    if (polled) {
-      out.line("// The last tile's inputs.");
-      staged_.pay_owed(out);
-    }
     if (s_.multicast_b) {
       out.line(
           "// Stay until both CTAs' consumers have released the last stages: the peer's releases arrive on "

@@ -85,18 +85,6 @@ void StagedInputs::helpers(CodeStream& out) const {
     out.line("return v;");
     out.close();
   }
-  if (schedule_.polled_inputs) {
-    out.line(
-        "// Whether a barrier has completed the phase of parity `parity` before its current one, without "
-        "waiting.");
-    out.open("__device__ __forceinline__ bool mbar_test(u64* bar, u32 parity)");
-    out.line("u32 done;");
-    out.line(
-        R"(asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }")");
-    out.line(R"(             : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");)");
-    out.line("return done != 0;");
-    out.close();
-  }
   if (schedule_.stores_in_place()) {
     out.line("// A 32-bit store to a shared-memory address: the output tile over a staged input's slot.");
     out.open("__device__ __forceinline__ void sts_u32(u32 address, u32 v)");
@@ -151,12 +139,6 @@ void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::
     out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
     out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
   }
-  load_boxes(out, full_bar, m_block, n_tile);
-  out.close();
-}
-
-void StagedInputs::load_boxes(CodeStream& out, const std::string& full_bar, const std::string& m_block,
-                              const std::string& n_tile) const {
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
   for (const Input& in : inputs_) {
     const bool full = in.broadcast == Broadcast::kFull;
@@ -165,52 +147,6 @@ void StagedInputs::load_boxes(CodeStream& out, const std::string& full_bar, cons
              " * BN + 64 * b, " + (full ? m_block + " * BM" : std::string("0")) + ");");
   }
   out.close();
-}
-
-void StagedInputs::declare_owed(CodeStream& out) const {
-  const StagedProtocol p = protocol();
-  out.line(
-      "// A tile's staged inputs are owed once its operands are out; they go out as soon as the tile before "
-      "has");
-  out.line("// left the one slot, looked at before each ring stage and while waiting for one.");
-  out.line(
-      "int owed = -1, owed_m = 0, owed_n = 0;  // the tile owed (-1: none), its row block and column tile");
-  out.open("auto load_owed = [&]()");
-  out.line("const int bar = " + p.full_barrier.of("owed") +
-           ";  // the tile's in_full barrier; the slot is the one");
-  out.line("mbar_expect_tx(&in_full[bar], IN_TX_BYTES);");
-  out.line("unsigned char* const dst = sIn;");
-  load_boxes(out, "bar", "owed_m", "owed_n");
-  out.line("owed = -1;");
-  out.close(";");
-}
-
-void StagedInputs::wait_stage_polling(CodeStream& out, const std::string& barrier,
-                                      const std::string& parity) const {
-  const StagedProtocol p = protocol();
-  out.line(
-      "// The owed inputs go out as soon as the slot is free: looked at before this stage and while "
-      "waiting.");
-  out.open("do");
-  out.line("if (owed >= 0 && mbar_test(&in_empty[" + p.slot.of("owed") + "], (" + p.empty_phase.of("owed") +
-           ") ^ 1)) load_owed();");
-  out.close(" while (!mbar_test(" + barrier + ", " + parity + "));");
-}
-
-void StagedInputs::owe(CodeStream& out, const std::string& tile, const std::string& m_block,
-                       const std::string& n_tile) const {
-  out.line(
-      "// The tile before's inputs, if still owed: at most one tile is owed when the next tile's operands");
-  out.line("// begin, so the slot is waited for here.");
-  pay_owed(out);
-  out.line("owed = " + tile + ", owed_m = " + m_block + ", owed_n = " + n_tile + ";");
-}
-
-void StagedInputs::pay_owed(CodeStream& out) const {
-  const StagedProtocol p = protocol();
-  out.open("if (owed >= 0)");
-  out.line("mbar_wait(&in_empty[" + p.slot.of("owed") + "], (" + p.empty_phase.of("owed") + ") ^ 1);");
-  out.line("load_owed();");
   out.close();
 }
 
@@ -231,9 +167,7 @@ int TileBit::of(std::int64_t tile) const {
 StagedProtocol StagedInputs::protocol() const {
   // Two slots: slot c & 1, each slot's barriers at phase (c >> 1) & 1. One slot: in_empty[0] takes a phase a
   // tile, but in_full still alternates (the header says why).
-  if (slots_ == 1)
-    return {TileBit::zero(),        TileBit::bit(0), TileBit::bit(1), TileBit::bit(0), true,
-            schedule_.polled_inputs};
+  if (slots_ == 1) return {TileBit::zero(), TileBit::bit(0), TileBit::bit(1), TileBit::bit(0), true};
   return {TileBit::bit(0), TileBit::bit(0), TileBit::bit(1), TileBit::bit(1), false};
 }
 

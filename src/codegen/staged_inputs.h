@@ -49,9 +49,6 @@ struct TileBit {
 struct StagedProtocol {
   TileBit slot, full_barrier, full_phase, empty_phase;
   bool loads_after_operands = false;  // the producer issues them after the tile's operands
-  // With loads_after_operands (polled_inputs): the next tile's operands go out while a tile's inputs are
-  // owed, and the inputs go out once the slot frees; one tile at most is owed when a tile's operands begin.
-  bool polled = false;
 };
 
 class StagedInputs {
@@ -90,15 +87,6 @@ class StagedInputs {
                const std::string& n_tile) const;
   /// Consumer side: the per-input pointers and the slot variable; the wait after the mainloop of tile
   /// `tile`; the release after the tile's last read.
-  /// polled_inputs, the producer's side: its state and the owed tile's load (before the tile loop); a wait
-  /// for ring barrier `barrier` at `parity` that loads the owed inputs meanwhile if the slot frees; after a
-  /// tile's operands, the tile before's inputs if still owed (a wait for the slot), then this tile's owed;
-  /// after the last tile, the inputs still owed.
-  void declare_owed(CodeStream& out) const;
-  void wait_stage_polling(CodeStream& out, const std::string& barrier, const std::string& parity) const;
-  void owe(CodeStream& out, const std::string& tile, const std::string& m_block,
-           const std::string& n_tile) const;
-  void pay_owed(CodeStream& out) const;
   void declare(CodeStream& out) const;
   void wait(CodeStream& out, const std::string& tile) const;
   void release(CodeStream& out) const;
@@ -110,9 +98,6 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
-  /// The TMA boxes of every input into `dst` (in scope), completing on in_full[`full_bar`].
-  void load_boxes(CodeStream& out, const std::string& full_bar, const std::string& m_block,
-                  const std::string& n_tile) const;
   /// The shared address of fragment element i's pair (element i with i even) of a staged input.
   std::string address(const te::Tensor& input, schedule::Broadcast broadcast) const;
 

@@ -358,10 +358,6 @@ bool staged_pairs_applies(const Schedule& s) {
   return s.tma_inputs && s.vector_loads;
 }
 
-bool polled_inputs_applies(const Schedule& s) {
-  return s.one_input_slot && one_input_slot_applies(s);
-}
-
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s) {
   return s.deferred() && s.tma_store && in_place_store_input(plan, s) != nullptr;
 }
@@ -560,11 +556,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
              "tma_inputs=true staging a 16-bit input tile that no stage after the first reads (reduction=") +
          std::string(reduction_placement_name(s.reduction)) + ", tma_store=" +
          (s.tma_store ? "true" : "false") + ", tma_inputs=" + (s.tma_inputs ? "true" : "false") + ")");
-  }
-  if (s.polled_inputs && !polled_inputs_applies(s)) {
-    fail(std::string("polled_inputs=true orders the producer's loads of the one input slot, which needs "
-                     "one_input_slot=true (one_input_slot=") +
-         (s.one_input_slot ? "true" : "false") + ")");
   }
   if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
     fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +

@@ -195,12 +195,6 @@ struct Schedule {
   // read it. No staging tiles of its own, so that a 128 x 256 cooperative tile keeps three stages and a
   // staged slot beside the TMA store. Written to JSON only when true.
   bool stash_in_slot = false;
-  // With one_input_slot: the producer never blocks on the slot while it has operand stages to issue. A tile's
-  // inputs are owed once its operands are out; before each ring stage and while it waits for one, the
-  // producer looks at the slot and loads the owed inputs as soon as the tile before has released it. Only
-  // when the next tile's operands would begin with a tile still owed does it wait for the slot. Written to
-  // JSON only when true.
-  bool polled_inputs = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -379,8 +373,6 @@ bool staged_pairs_applies(const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);
-/// Whether polled_inputs applies under `s`: one_input_slot (so tma_inputs with a deferred reduction).
-bool polled_inputs_applies(const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

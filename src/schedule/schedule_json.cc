@@ -102,7 +102,6 @@ std::span<const OptionalKnob> optional_knobs() {
       {"one_input_slot", &Schedule::one_input_slot},
       {"staged_pairs", &Schedule::staged_pairs},
       {"stash_in_slot", &Schedule::stash_in_slot},
-      {"polled_inputs", &Schedule::polled_inputs},
   };
   return kKnobs;
 }

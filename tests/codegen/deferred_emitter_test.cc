@@ -443,52 +443,5 @@ TEST(DeferredEmitter, StashInSlotWritesTheStashOverTheStagedResidualAndStoresItF
   EXPECT_EQ(finish_body(k1), finish_body(k2));
 }
 
-TEST(DeferredEmitter, PolledInputsLoadAnOwedTilesInputsBetweenRingStages) {
-  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
-  Schedule one = deferred_ping_pong();
-  one.bn = 256;
-  one.stages = 4;
-  one.persistent = one.tma_inputs = one.one_input_slot = one.one_pass_variance = true;
-  Schedule polled = one;
-  polled.polled_inputs = true;
-  const KernelSource k1 = emit_kernel(ln, one, kKey), k2 = emit_kernel(ln, polled, kKey);
-  const std::string& src = k2.source;
-  EXPECT_FALSE(contains(k1.source, "mbar_test("));
-  EXPECT_TRUE(contains(src, "__device__ __forceinline__ bool mbar_test(u64* bar, u32 parity)"));
-  EXPECT_TRUE(contains(src, "mbarrier.test_wait.parity.shared::cta.b64"));
-  // The owed tile's load: its in_full barrier alternates as one slot's does, its boxes at its own tile.
-  const std::size_t producer = src.find("regs_decrease<");
-  const std::size_t state = src.find("int owed = -1, owed_m = 0, owed_n = 0;", producer);
-  const std::size_t tiles = src.find("for (int t = 0; t < tiles.count; ++t)", producer);
-  ASSERT_NE(state, std::string::npos);
-  EXPECT_LT(state, tiles);
-  EXPECT_TRUE(contains(src, "auto load_owed = [&]() {"));
-  EXPECT_TRUE(contains(src, "const int bar = owed & 1;"));
-  EXPECT_TRUE(contains(src, "&tma_in_R, &in_full[bar], owed_n * BN + 64 * b, owed_m * BM);"));
-  // Each ring stage looks at the slot first and while it waits; the producer waits on the slot only for a
-  // tile still owed when the next tile's operands begin, and after the last tile.
-  EXPECT_TRUE(contains(src,
-                       "do {\n"
-                       "            if (owed >= 0 && mbar_test(&in_empty[0], (owed & 1) ^ 1)) load_owed();\n"
-                       "          } while (!mbar_test(&empty[s], ((it / STAGES) & 1) ^ 1));"));
-  EXPECT_FALSE(
-      contains(src.substr(producer, src.find("// Consumer warpgroups") - producer), "mbar_wait(&empty[s], "));
-  const std::size_t k_loop = src.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", producer);
-  const std::size_t pay = src.find("mbar_wait(&in_empty[0], (owed & 1) ^ 1);", k_loop);
-  const std::size_t owe = src.find("owed = t, owed_m = tile_m, owed_n = tile_n;", k_loop);
-  const std::size_t last = src.find("// The last tile's inputs.", k_loop);
-  ASSERT_NE(pay, std::string::npos);
-  ASSERT_NE(owe, std::string::npos);
-  ASSERT_NE(last, std::string::npos);
-  EXPECT_LT(pay, owe);
-  EXPECT_LT(owe, last);
-  EXPECT_NE(src.find("mbar_wait(&in_empty[0], (owed & 1) ^ 1);", last), std::string::npos);
-  // The consumers and the finish kernel are the same.
-  const auto consumers = [](const KernelSource& k) {
-    return k.source.substr(k.source.find("// Consumer warpgroups"));
-  };
-  EXPECT_EQ(consumers(k1), consumers(k2));
-}
-
 }  // namespace
 }  // namespace comfuse::codegen

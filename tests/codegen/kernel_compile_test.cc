@@ -476,25 +476,6 @@ TEST(KernelCompile, StashInSlot) {
   });
 }
 
-TEST(KernelCompile, PolledInputs) {
-  // The one-slot forms with the producer polling the slot between ring stages: ping-pong with the stash in
-  // the slot and multicast_b, cooperative without either.
-  Schedule ping_pong = deferred_one_slot();
-  ping_pong.polled_inputs = ping_pong.tma_store = ping_pong.stash_in_slot = true;
-  Schedule cooperative = deferred_one_slot();
-  cooperative.warp_roles = WarpRoles::kCooperative;
-  cooperative.bm = 128;
-  cooperative.stages = 3;
-  cooperative.multicast_b = false;
-  cooperative.polled_inputs = true;
-  compile_all({
-      {"post_layernorm 1024 wide, deferred ping-pong, polled inputs",
-       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
-      {"post_layernorm odd, deferred cooperative 128 x 256, polled inputs",
-       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
-  });
-}
-
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

@@ -27,7 +27,6 @@ enum class Step { kMainloop, kWait, kRelease, kDone };
 struct State {
   int produced = 0;  // the producer's steps so far: two a tile, operands and inputs, in its order
   int operands = 0;  // tiles whose operands were issued
-  int inputs = 0;    // tiles whose inputs were issued
   // Mainloops finished, in tile order: ping-pong orders them, and one group takes each tile in turn.
   int mainloops = 0;
   int full_phase[2] = {0, 0}, empty_phase[2] = {0, 0};  // completed phases of each barrier
@@ -36,8 +35,8 @@ struct State {
   std::vector<int> tile, step, reading;                 // each group's tile, Step, slot read (or -1)
 
   std::vector<int> key() const {
-    std::vector<int> k = {produced,      operands,       inputs,         mainloops,    full_phase[0],
-                          full_phase[1], empty_phase[0], empty_phase[1], slot_tile[0], slot_tile[1]};
+    std::vector<int> k = {produced,       operands,       mainloops,    full_phase[0], full_phase[1],
+                          empty_phase[0], empty_phase[1], slot_tile[0], slot_tile[1]};
     std::vector<int> l = landing;
     std::sort(l.begin(), l.end());
     k.push_back(-2);
@@ -101,7 +100,7 @@ class ProtocolCheck {
       ++n.full_phase[p_.full_barrier.of(t)];
       moves.push_back({n, tile_name(t) + "'s inputs land", ""});
     }
-    bool done = s.operands == kTiles && s.inputs == kTiles && s.landing.empty();
+    bool done = s.produced == 2 * kTiles && s.landing.empty();
     for (int g = 0; g < groups_; ++g) {
       done = done && s.step[g] == static_cast<int>(Step::kDone);
       consumer_moves(s, g, moves);
@@ -113,43 +112,17 @@ class ProtocolCheck {
     return "";
   }
 
-  // The ring: the producer finishes issuing a tile's operands only once the tile before's mainloop has
-  // released its last stages (fewer stages than K blocks), so it runs at most a tile ahead of the mainloops.
-  bool ring_allows(const State& s, int t) const { return s.mainloops >= t; }
-
   void producer_moves(const State& s, Moves& moves) const {
-    if (p_.polled) {
-      polled_producer_moves(s, moves);
-      return;
-    }
     if (s.produced == 2 * kTiles) return;
     const int t = s.produced / 2;
     const bool inputs = (s.produced % 2 == 1) == p_.loads_after_operands;
     State n = s;
     ++n.produced;
     if (!inputs) {
-      if (!ring_allows(s, t)) return;
       ++n.operands;
       moves.push_back({n, "producer: operands of " + tile_name(t), ""});
       return;
     }
-    inputs_move(s, n, t, moves);
-  }
-
-  // Two streams: a tile's operands once at most one tile's inputs are owed, a tile's inputs once its
-  // operands are out and its slot is free.
-  void polled_producer_moves(const State& s, Moves& moves) const {
-    if (s.operands < kTiles && ring_allows(s, s.operands) && s.inputs >= s.operands - 1) {
-      State n = s;
-      ++n.operands;
-      moves.push_back({n, "producer: operands of " + tile_name(s.operands), ""});
-    }
-    if (s.inputs < s.operands) inputs_move(s, s, s.inputs, moves);
-  }
-
-  // Tile t's inputs, from state `n` (the producer's own counters already moved), if its slot is free.
-  void inputs_move(const State& s, State n, int t, Moves& moves) const {
-    ++n.inputs;
     const int slot = p_.slot.of(t);
     if (!passes(s.empty_phase[slot], p_.empty_phase.of(t) ^ 1)) return;
     std::string broken;
@@ -213,13 +186,12 @@ class ProtocolCheck {
 
 // The staged inputs of post-LN (its residual and bias) under the deferred 64 x 256 form, or 128 x 256
 // cooperative, with one slot or two.
-StagedProtocol protocol_of(WarpRoles roles, bool one_slot, bool polled = false) {
+StagedProtocol protocol_of(WarpRoles roles, bool one_slot) {
   Schedule s = test_programs::deferred_ping_pong();
   s.bn = 256;
   s.stages = 3;
   s.tma_inputs = s.one_pass_variance = true;
   s.one_input_slot = one_slot;
-  s.polled_inputs = polled;
   if (roles == WarpRoles::kCooperative) {
     s.bm = 128;
     s.warp_roles = roles;
@@ -233,15 +205,10 @@ StagedProtocol protocol_of(WarpRoles roles, bool one_slot, bool polled = false) 
 TEST(StagedInputsProtocol, EveryInterleavingFinishesAndReadsItsOwnTile) {
   for (const WarpRoles roles : {WarpRoles::kPingPong, WarpRoles::kCooperative}) {
     for (const bool one_slot : {false, true}) {
-      for (const bool polled : {false, true}) {
-        if (polled && !one_slot) continue;
-        const int groups = roles == WarpRoles::kPingPong ? 2 : 1;
-        const StagedProtocol p = protocol_of(roles, one_slot, polled);
-        EXPECT_EQ(p.polled, polled);
-        ProtocolCheck check(p, groups);
-        EXPECT_EQ(check.first_failure(), "")
-            << (one_slot ? "one slot, " : "two slots, ") << (polled ? "polled, " : "") << groups << " groups";
-      }
+      const int groups = roles == WarpRoles::kPingPong ? 2 : 1;
+      ProtocolCheck check(protocol_of(roles, one_slot), groups);
+      EXPECT_EQ(check.first_failure(), "")
+          << (one_slot ? "one slot, " : "two slots, ") << groups << " groups";
     }
   }
 }
@@ -260,15 +227,6 @@ TEST(StagedInputsProtocol, TheCheckFindsOneBarrierForOneSlotBroken) {
   every_tile.empty_phase = TileBit::bit(0);
   const std::string stuck = ProtocolCheck(every_tile, 2).first_failure();
   EXPECT_NE(stuck.find("no one can move: a deadlock"), std::string::npos) << stuck;
-}
-
-TEST(StagedInputsProtocol, TheCheckFindsAPolledProducerThatReadsTheSlotsPhaseWrongly) {
-  // A polled producer that took in_empty's phase as completing every second tile loads tile 1's inputs into
-  // the slot before tile 0 has been read from it.
-  StagedProtocol polled = protocol_of(WarpRoles::kPingPong, true, true);
-  polled.empty_phase = TileBit::bit(1);
-  const std::string failure = ProtocolCheck(polled, 2).first_failure();
-  EXPECT_NE(failure.find("tile 0 read from slot 0, which holds tile 1"), std::string::npos) << failure;
 }
 
 TEST(StagedInputsProtocol, TileBitsReadAsTheyAreEmitted) {

@@ -504,22 +504,6 @@ TEST(ScheduleErrors, StashInSlot) {
             needs + "(reduction=deferred, tma_store=true, tma_inputs=true)");
 }
 
-TEST(ScheduleErrors, PolledInputs) {
-  auto polled = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.tma_inputs = s.one_input_slot = s.polled_inputs = true;
-  };
-  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
-  EXPECT_EQ(legality_error(ln, polled), "(no error)");
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             polled(s);
-                             s.one_input_slot = false;
-                           }),
-            "schedule for 'mm': polled_inputs=true orders the producer's loads of the one input slot, which "
-            "needs one_input_slot=true (one_input_slot=false)");
-}
-
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),

@@ -392,17 +392,6 @@ TEST(SearchSpace, StashInSlotIsSearchedWhereADeferredStashLeavesByTmaOverAStaged
   EXPECT_GT(cooperative_with, 0);
 }
 
-TEST(SearchSpace, PolledInputsIsSearchedWhereInputsAreStagedInOneSlot) {
-  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
-  schedule::Schedule s = test_deferred_ping_pong_256();
-  s.polled_inputs = s.tma_inputs = true;
-  EXPECT_FALSE(canonical(ln, s).polled_inputs);  // two slots: the producer loads before the operands
-  s.one_input_slot = true;
-  EXPECT_TRUE(canonical(ln, s).polled_inputs);
-  s.tma_inputs = false;
-  EXPECT_FALSE(canonical(ln, s).polled_inputs);  // nothing staged
-}
-
 TEST(SearchSpace, KnobPairFilterAdmitsABaseAndItWithTheOneKnobFlipped) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule base;
