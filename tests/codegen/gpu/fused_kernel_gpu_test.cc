@@ -107,6 +107,27 @@ void one_stage_deeper(std::vector<Case>& result, const std::string& prefix) {
   }
 }
 
+// The deferred post-norm forms with their residual staged in one slot on the persistent grid, BN = 256, at
+// M = 16400, K = 1000, N = 1000 (the last row block a tail, a tail in K): post-LN and RMSNorm, alone
+// (labelled one_input_slot_persistent_<alone>) and in clusters sharing B (<shared>).
+void add_persistent_one_slot(std::vector<Case>& result, WarpRoles roles, int bm, int stages,
+                             const std::string& alone, const std::string& shared) {
+  for (const std::string w : {"post_layernorm", "post_rmsnorm"}) {
+    Schedule s = test_programs::deferred_ping_pong();
+    s.warp_roles = roles;
+    s.bm = bm;
+    s.bn = 256;
+    s.stages = stages;
+    s.persistent = true;
+    s.bf16_stash = s.tma_inputs = s.one_input_slot = true;
+    s.one_pass_variance = w == "post_layernorm";
+    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
+    result.push_back({w, shape, s, "one_input_slot_persistent_" + alone + "/M16400_K1000_N1000"});
+    s.multicast_b = true;
+    result.push_back({w, shape, s, "one_input_slot_persistent_" + shared + "/M16400_K1000_N1000"});
+  }
+}
+
 std::vector<Case> cases() {
   const std::vector<std::string> reducing = {"post_layernorm",      "post_rmsnorm", "gemm_layernorm_relu",
                                              "gemm_gelu_layernorm", "gemm_softmax", "gemm_softcap_softmax",
@@ -567,22 +588,10 @@ std::vector<Case> cases() {
       [](const schedule::FusionPlan&, const Schedule& s) { return schedule::one_input_slot_applies(s); },
       [](Schedule& s) { s.one_input_slot = true; });
   one_stage_deeper(result, "one_input_slot_");
-  // And as the tuned post-norm rows run them: persistent ping-pong 64 x 256 with four stages, alone and in
-  // clusters sharing B, each CTA walking about eight tiles (the last row block a tail) whose mainloops
-  // (K = 1000, a tail in K) outlast their staged epilogues, so that the producer's loads of a tile land
-  // before its consumer waits for them.
-  for (const std::string w : {"post_layernorm", "post_rmsnorm"}) {
-    Schedule s = test_programs::deferred_ping_pong();
-    s.bn = 256;
-    s.stages = 4;
-    s.persistent = true;
-    s.bf16_stash = s.tma_inputs = s.one_input_slot = true;
-    s.one_pass_variance = w == "post_layernorm";
-    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
-    result.push_back({w, shape, s, "one_input_slot_persistent_pingpong_64x256/M16400_K1000_N1000"});
-    s.multicast_b = true;
-    result.push_back({w, shape, s, "one_input_slot_persistent_multicast_b_64x256/M16400_K1000_N1000"});
-  }
+  // And as the tuned post-norm rows run them: persistent ping-pong 64 x 256 with four stages, each CTA
+  // walking about eight tiles whose mainloops outlast their staged epilogues, so that the producer's loads of
+  // a tile land before its consumer waits for them.
+  add_persistent_one_slot(result, WarpRoles::kPingPong, 64, 4, "pingpong_64x256", "multicast_b_64x256");
   // The staged-input cases (tma_inputs_, in-kernel and deferred, and the persistent one-slot forms) once more
   // reading them two columns a load, with the global pairs that needs (where it is legal: N even).
   for (std::size_t i = 0, count = result.size(); i < count; ++i) {
@@ -594,22 +603,10 @@ std::vector<Case> cases() {
     c.label = "staged_pairs_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
-  // And the cooperative 128 x 256 tile as the stash-in-slot form runs it: three stages, one slot, alone and
-  // in clusters sharing B, about four tiles a CTA.
-  for (const std::string w : {"post_layernorm", "post_rmsnorm"}) {
-    Schedule s = test_programs::deferred_ping_pong();
-    s.warp_roles = WarpRoles::kCooperative;
-    s.bm = 128;
-    s.bn = 256;
-    s.stages = 3;
-    s.persistent = true;
-    s.bf16_stash = s.tma_inputs = s.one_input_slot = true;
-    s.one_pass_variance = w == "post_layernorm";
-    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
-    result.push_back({w, shape, s, "one_input_slot_persistent_coop_128x256/M16400_K1000_N1000"});
-    s.multicast_b = true;
-    result.push_back({w, shape, s, "one_input_slot_persistent_coop_multicast_b_128x256/M16400_K1000_N1000"});
-  }
+  // And the cooperative 128 x 256 tile as the stash-in-slot form runs it: three stages, about four tiles a
+  // CTA.
+  add_persistent_one_slot(result, WarpRoles::kCooperative, 128, 3, "coop_128x256",
+                          "coop_multicast_b_128x256");
   // The deferred cases with staged inputs (in two slots or one, read one column or two a load) once more with
   // the stash written over the staged input tile and stored by TMA from the slot, where that is legal (a bf16
   // stash, and an input tile staged).
