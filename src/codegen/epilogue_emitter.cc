@@ -325,6 +325,10 @@ std::int64_t EpilogueEmitter::in_place_offset() const {
   return staged_.offset_of(input->tensor);
 }
 
+std::string EpilogueEmitter::stored_map() const {
+  return schedule_.deferred() ? "&tma_stash" : "&tma_out";
+}
+
 std::string EpilogueEmitter::in_place_address() const {
   // The staged input's pair at fragment element i - 1 and i (StagedInputs::read's address, (i & 1) = 0).
   return "in_tile + " + std::to_string(in_place_offset()) +
@@ -589,16 +593,13 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   }
   if (in_place) {
     out.open("if ((i & 31) == 31)");
-    out.line(
-        schedule_.deferred()
-            ? "// Box i / 32 of the stash is whole over the staged input: to the TMA engine, by one thread."
-            : "// Box i / 32 of the output is whole over the staged input: to the TMA engine, by one "
-              "thread.");
+    out.line(std::string("// Box i / 32 of the ") + (schedule_.deferred() ? "stash" : "output") +
+             " is whole over the staged input: to the TMA engine, by one thread.");
     out.line("fence_proxy_async_shared();");
     out.line("warpgroup_sync(consumer);");
     out.open("if (store_leader)");
-    out.line(std::string("tma_store_2d(") + (schedule_.deferred() ? "&tma_stash" : "&tma_out") +
-             ", sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
+    out.line("tma_store_2d(" + stored_map() + ", sIn + in_slot * IN_SLOT_BYTES + " +
+             std::to_string(in_place_offset()) +
              " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0);");
     out.line("bulk_commit();");
     out.close();
@@ -610,7 +611,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.line("fence_proxy_async_shared();");
     out.line("warpgroup_sync(consumer);");
     out.open("if (store_leader)");
-    out.line(std::string("tma_store_2d(") + (schedule_.deferred() ? "&tma_stash" : "&tma_out") +
+    out.line("tma_store_2d(" + stored_map() +
              ", stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), m0 + a_row0);");
     out.line("bulk_commit();");
     out.close();

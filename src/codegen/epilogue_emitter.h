@@ -159,6 +159,8 @@ class EpilogueEmitter {
   // fragment element i (odd) over it.
   std::int64_t in_place_offset() const;
   std::string in_place_address() const;
+  /// The TMA map the staged stores go out by: the stash's with a deferred reduction, the output's otherwise.
+  std::string stored_map() const;
 
   const schedule::FusionPlan& plan_;
   const schedule::Schedule& schedule_;

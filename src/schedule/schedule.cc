@@ -551,9 +551,9 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   }
   if (s.stash_in_slot && !stash_in_slot_applies(plan, s)) {
     fail(std::string(
-             "stash_in_slot=true writes a deferred reduction's stash over a staged 16-bit input tile "
-             "and stores it by TMA from there, which needs reduction=deferred, tma_store=true and "
-             "tma_inputs=true staging a 16-bit input tile that no stage after the first reads (reduction=") +
+             "stash_in_slot=true writes a deferred reduction's stash over a staged input tile and stores "
+             "it by TMA from there: it needs reduction=deferred, tma_store=true, and tma_inputs=true "
+             "staging a 16-bit input tile that no stage after the first reads (reduction=") +
          std::string(reduction_placement_name(s.reduction)) + ", tma_store=" +
          (s.tma_store ? "true" : "false") + ", tma_inputs=" + (s.tma_inputs ? "true" : "false") + ")");
   }

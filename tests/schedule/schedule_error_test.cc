@@ -483,9 +483,9 @@ TEST(ScheduleErrors, StashInSlot) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
   EXPECT_EQ(legality_error(ln, in_slot), "(no error)");
   const std::string needs =
-      "schedule for 'mm': stash_in_slot=true writes a deferred reduction's stash over a staged 16-bit input "
-      "tile and stores it by TMA from there, which needs reduction=deferred, tma_store=true and "
-      "tma_inputs=true staging a 16-bit input tile that no stage after the first reads ";
+      "schedule for 'mm': stash_in_slot=true writes a deferred reduction's stash over a staged input tile "
+      "and stores it by TMA from there: it needs reduction=deferred, tma_store=true, and tma_inputs=true "
+      "staging a 16-bit input tile that no stage after the first reads ";
   EXPECT_EQ(legality_error(ln,
                            [&](Schedule& s) {
                              in_slot(s);
