@@ -319,10 +319,14 @@ void EpilogueEmitter::begin_stage(CodeStream& out, int stage) const {
   }
 }
 
-std::int64_t EpilogueEmitter::in_place_offset() const {
+const schedule::EpilogueInput& EpilogueEmitter::in_place_input() const {
   const schedule::EpilogueInput* input = schedule::in_place_store_input(plan_, schedule_);
   COMFUSE_CHECK(input != nullptr, "an output stored in place has a staged input to go over");
-  return staged_.offset_of(input->tensor);
+  return *input;
+}
+
+std::int64_t EpilogueEmitter::in_place_offset() const {
+  return staged_.offset_of(in_place_input().tensor);
 }
 
 std::string EpilogueEmitter::stored_map() const {
@@ -330,10 +334,8 @@ std::string EpilogueEmitter::stored_map() const {
 }
 
 std::string EpilogueEmitter::in_place_address() const {
-  // The staged input's pair at fragment element i - 1 and i (StagedInputs::read's address, (i & 1) = 0).
-  return "in_tile + " + std::to_string(in_place_offset()) +
-         " + ((i >> 5) * BM + local_row0 + 8 * h) * 128 + ((((i >> 2) & 7) ^ (lane >> 2)) << 4) + (lane & 3) "
-         "* 4";
+  // The staged input's pair at fragment element i - 1 and i, as StagedInputs reads it ((i & 1) = 0).
+  return staged_.address(in_place_input().tensor, in_place_input().broadcast);
 }
 
 bool EpilogueEmitter::stores_in_pairs() const {

@@ -155,8 +155,9 @@ class EpilogueEmitter {
   std::string row_of_h() const;       // the global row of h
   std::string column_of_i() const;    // the global column of element i
   std::string interior_test() const;  // the elements walked lie inside the matrix
-  // Schedule::stores_in_place: the staged input's offset in its slot, and the shared address of the pair of
-  // fragment element i (odd) over it.
+  // Schedule::stores_in_place: the staged input gone over, its offset in its slot, and the shared address of
+  // the pair of fragment element i (odd) over it.
+  const schedule::EpilogueInput& in_place_input() const;
   std::int64_t in_place_offset() const;
   std::string in_place_address() const;
   /// The TMA map the staged stores go out by: the stash's with a deferred reduction, the output's otherwise.

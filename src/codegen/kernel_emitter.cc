@@ -410,6 +410,15 @@ class KernelEmitter {
     out.close();
   }
 
+  // Schedule::stores_in_place: the TMA stores of the tile that went over the staged slot (the output, or a
+  // deferred reduction's stash) must have read it before the slot is released.
+  void stores_read_slot(CodeStream& out) const {
+    out.line(std::string("// The ") + (s_.deferred() ? "stash" : "output") +
+             " went over the staged slot: its stores must have read it before it is released.");
+    out.line("if (store_leader) bulk_wait_read_all();");
+    out.line("warpgroup_sync(consumer);");
+  }
+
   // prefetch_inputs: the tile's rows of every input read per element, asked of L2 while its operands stream.
   void prefetch_tile_inputs(CodeStream& out, const std::string& m_block, const std::string& n_tile) const {
     out.line(
@@ -574,9 +583,7 @@ class KernelEmitter {
     trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (s_.deferred() && s_.stores_in_place()) {
-      out.line("// The stash went over the staged slot: its stores must have read it before it is released.");
-      out.line("if (store_leader) bulk_wait_read_all();");
-      out.line("warpgroup_sync(consumer);");
+      stores_read_slot(out);
       trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
     if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
@@ -626,12 +633,7 @@ class KernelEmitter {
         out.line("const int n0 = tiles.n_tile(t) * BN;");
       }
       epilogue.element_loop(out, stage);
-      if (s_.stores_in_place() && stage == last_stage) {
-        out.line(
-            "// The output went over the staged slot: its stores must have read it before it is released.");
-        out.line("if (store_leader) bulk_wait_read_all();");
-        out.line("warpgroup_sync(consumer);");
-      }
+      if (s_.stores_in_place() && stage == last_stage) stores_read_slot(out);
       if (!staged_.empty() && stage == last_stage) staged_.release(out);
       trace_.mark(out, TraceEvent::kElementsEnd, stage, "m0 / BM", "n0 / BN");
       if (s_.tma_store && stage == last_stage)

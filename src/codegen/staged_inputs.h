@@ -65,6 +65,9 @@ class StagedInputs {
   /// The same at an even element i: its pair with element i + 1 as one 32-bit word (staged_pairs; 0 out of
   /// bounds: N is even, so a pair lies inside the matrix or outside it whole).
   std::string read_pair(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
+  /// The shared address of a staged input's pair at fragment element i (i even: its element and the next),
+  /// in the slot in hand (`in_tile`).
+  std::string address(const te::Tensor& input, schedule::Broadcast broadcast) const;
 
   /// The rows of each input's box: BM for element-wise inputs, 1 for vectors (the launch's TMA maps).
   std::vector<std::pair<te::Tensor, int>> boxes() const;
@@ -98,8 +101,6 @@ class StagedInputs {
     int rows;             // of each box
     std::int64_t offset;  // bytes from the slot's start
   };
-  /// The shared address of fragment element i's pair (element i with i even) of a staged input.
-  std::string address(const te::Tensor& input, schedule::Broadcast broadcast) const;
 
   const schedule::Schedule& schedule_;
   int slots_;  // 2; 1 with one_input_slot

@@ -345,7 +345,7 @@ TEST(SearchSpace, OneInputSlotIsSearchedWhereADeferredReductionStagesItsInputs) 
   EXPECT_TRUE(four_stages);
 }
 
-TEST(SearchSpace, StagedPairsIsSearchedWhereStagedInputsAreReadInPairs) {
+TEST(SearchSpace, StagedPairsAndTheStashInTheSlotAreSearchedWhereTheyApply) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   schedule::Schedule s = test_deferred_ping_pong_256();
   s.staged_pairs = s.vector_loads = true;
@@ -354,22 +354,7 @@ TEST(SearchSpace, StagedPairsIsSearchedWhereStagedInputsAreReadInPairs) {
   EXPECT_TRUE(canonical(ln, s).staged_pairs);
   s.vector_loads = false;
   EXPECT_FALSE(canonical(ln, s).staged_pairs);  // global reads one by one, staged ones too
-  // In the space: every staged schedule that reads in pairs, both ways, and no other with the knob.
-  int with = 0, without = 0;
-  for (const schedule::Schedule& each : schedule_space(ln)) {
-    if (!(each.tma_inputs && each.vector_loads)) {
-      EXPECT_FALSE(each.staged_pairs) << schedule::to_string(each);
-      continue;
-    }
-    ++(each.staged_pairs ? with : without);
-  }
-  EXPECT_GT(with, 0);
-  EXPECT_EQ(with, without);
-}
-
-TEST(SearchSpace, StashInSlotIsSearchedWhereADeferredStashLeavesByTmaOverAStagedTile) {
-  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
-  schedule::Schedule s = test_deferred_ping_pong_256();
+  s = test_deferred_ping_pong_256();
   s.bf16_stash = s.stash_in_slot = true;
   s.tma_inputs = true;
   EXPECT_FALSE(canonical(ln, s).stash_in_slot);  // the stash leaves by plain stores
@@ -377,18 +362,27 @@ TEST(SearchSpace, StashInSlotIsSearchedWhereADeferredStashLeavesByTmaOverAStaged
   EXPECT_TRUE(canonical(ln, s).stash_in_slot);
   s.tma_inputs = false;
   EXPECT_FALSE(canonical(ln, s).stash_in_slot);  // no slot to write over
-  // In the space: every deferred schedule storing its stash by TMA from staged inputs, both ways (memory
-  // permitting: without staging tiles of its own there are more of them with the knob), and no other.
-  int with = 0, without = 0, cooperative_with = 0;
+  // In the space (one pass over it: it takes seconds to build):
+  // - every staged schedule that reads in pairs, both ways, and no other with staged_pairs;
+  // - every deferred schedule storing its stash by TMA from staged inputs, both ways (memory permitting:
+  //   without staging tiles of its own there are more of them with the knob), and no other with
+  //   stash_in_slot.
+  int pairs_with = 0, pairs_without = 0, slot_with = 0, slot_without = 0, cooperative_with = 0;
   for (const schedule::Schedule& each : schedule_space(ln)) {
-    if (!(each.deferred() && each.tma_store && each.tma_inputs)) {
+    if (each.tma_inputs && each.vector_loads)
+      ++(each.staged_pairs ? pairs_with : pairs_without);
+    else
+      EXPECT_FALSE(each.staged_pairs) << schedule::to_string(each);
+    if (each.deferred() && each.tma_store && each.tma_inputs) {
+      ++(each.stash_in_slot ? slot_with : slot_without);
+      cooperative_with += each.stash_in_slot && each.warp_roles == schedule::WarpRoles::kCooperative;
+    } else {
       EXPECT_FALSE(each.stash_in_slot) << schedule::to_string(each);
-      continue;
     }
-    ++(each.stash_in_slot ? with : without);
-    cooperative_with += each.stash_in_slot && each.warp_roles == schedule::WarpRoles::kCooperative;
   }
-  EXPECT_GE(with, without);
+  EXPECT_GT(pairs_with, 0);
+  EXPECT_EQ(pairs_with, pairs_without);
+  EXPECT_GE(slot_with, slot_without);
   EXPECT_GT(cooperative_with, 0);
 }
 
