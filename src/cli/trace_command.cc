@@ -120,14 +120,21 @@ std::string overhead_line(const runtime::Context& context, const runtime::Stream
   timing.warmup = 3;
   timing.repeats = repeats;
   const double with = timer.measure([&](CUstream s) { traced.launch(traced_bindings, s); }, timing).median_us;
-  const double without = timer.measure([&](CUstream s) { untraced.launch(bindings, s); }, timing).median_us;
-  char line[200];
+  const runtime::Timing plain = timer.measure([&](CUstream s) { untraced.launch(bindings, s); }, timing);
+  const double without = plain.median_us;
+  char line[300];
   std::snprintf(
       line, sizeof(line),
       "time       traced %.1f us, untraced %.1f us (medians of %d runs, CUPTI, L2 flushed): the trace "
       "adds %+.1f%%\n",
       with, without, repeats, 100 * (with / without - 1));
-  return line;
+  std::string text = line;
+  if (plain.kernel_median_us.size() == 2) {  // a deferred reduction: the main kernel, then the finish kernel
+    std::snprintf(line, sizeof(line), "kernels    untraced main %.1f us, finish %.1f us (medians)\n",
+                  plain.kernel_median_us[0], plain.kernel_median_us[1]);
+    text += line;
+  }
+  return text;
 }
 
 nlohmann::json records_json(const std::vector<codegen::TraceSlot>& slots) {

@@ -139,6 +139,7 @@ class KernelEmitter {
     trace_.helpers(out);
     if (s_.multicast_b) emit_multicast_helpers(out);
     if (s_.stash_evict_last) emit_stash_keep_helpers(out);
+    if (staged_.streams_loads()) emit_streaming_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) emit_prefetch_helper(out);
     staged_.helpers(out);

@@ -53,6 +53,24 @@ __device__ __forceinline__ void st_keep(float2* p, float2 v, u64 policy) {
 )CUDA");
 }
 
+// streaming_hints' device helpers: the main kernel's loads of lines read once carry an evict_first policy.
+// (The finish kernel's streaming loads and stores are the built-in __ldcs and __stcs.)
+void emit_streaming_helpers(CodeStream& out) {
+  out.raw(
+      R"CUDA(// streaming_hints: L2 drops these lines ahead of lines loaded or stored without a policy.
+__device__ __forceinline__ u64 l2_evict_first_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ void tma_load_2d_hint(void* dst, const TmaDescriptor* desc, u64* bar, int c0, int c1, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;"
+               :: "r"(smem_addr(dst)), "l"((u64)desc), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "l"(policy) : "memory");
+}
+
+)CUDA");
+}
+
 // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
 void emit_tma_store_helpers(CodeStream& out, bool in_chunks) {
   if (in_chunks) {

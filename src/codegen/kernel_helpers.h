@@ -10,6 +10,8 @@ namespace comfuse::codegen {
 void emit_multicast_helpers(CodeStream& out);
 /// stash_evict_last: the stash's element and pair stores with an L2 evict_last policy.
 void emit_stash_keep_helpers(CodeStream& out);
+/// streaming_hints: the L2 evict_first policy and a TMA box load that carries it.
+void emit_streaming_helpers(CodeStream& out);
 /// tma_store: the staging layout (whole tile, or `in_chunks` two 64-column boxes), the bulk store and its
 /// waits, and the warpgroups' named barriers.
 void emit_tma_store_helpers(CodeStream& out, bool in_chunks);

@@ -139,15 +139,26 @@ void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::
     out.line("mbar_expect_tx(&in_full[slot], IN_TX_BYTES);");
     out.line("unsigned char* const dst = sIn + slot * IN_SLOT_BYTES;");
   }
+  // streaming_hints: an element-wise input's lines are read once, by this tile; a vector's by every tile.
+  const bool hinted = streams_loads();
+  if (hinted) out.line("const u64 read_once = l2_evict_first_policy();");
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
   for (const Input& in : inputs_) {
     const bool full = in.broadcast == Broadcast::kFull;
-    out.line("tma_load_2d(dst + " + std::to_string(in.offset) + " + b * " + (full ? "BM * 128" : "128") +
-             ", &tma_in_" + in.tensor.name() + ", &in_full[" + full_bar + "], " + n_tile +
-             " * BN + 64 * b, " + (full ? m_block + " * BM" : std::string("0")) + ");");
+    const bool hint = hinted && full;
+    out.line(std::string(hint ? "tma_load_2d_hint(" : "tma_load_2d(") + "dst + " + std::to_string(in.offset) +
+             " + b * " + (full ? "BM * 128" : "128") + ", &tma_in_" + in.tensor.name() + ", &in_full[" +
+             full_bar + "], " + n_tile + " * BN + 64 * b, " + (full ? m_block + " * BM" : std::string("0")) +
+             (hint ? ", read_once" : "") + ");");
   }
   out.close();
   out.close();
+}
+
+bool StagedInputs::streams_loads() const {
+  return schedule_.streaming_hints && std::any_of(inputs_.begin(), inputs_.end(), [](const Input& in) {
+           return in.broadcast == Broadcast::kFull;
+         });
 }
 
 void StagedInputs::declare(CodeStream& out) const {

@@ -81,6 +81,9 @@ class StagedInputs {
   /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.
   void carve(CodeStream& out, const std::string& start) const;
   void init_barriers(CodeStream& out, const std::string& readers) const;
+  /// Whether the producer's loads carry streaming_hints' evict_first policy (element-wise inputs staged):
+  /// the kernel then needs emit_streaming_helpers.
+  bool streams_loads() const;
   /// Whether the producer loads a tile's inputs after its operands (one slot) rather than before them.
   bool loads_after_operands() const { return protocol().loads_after_operands; }
   /// The protocol the producer's and consumers' code follows (the emitted expressions come from it).

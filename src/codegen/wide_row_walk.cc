@@ -14,19 +14,27 @@
 namespace comfuse::codegen {
 namespace {
 
+// A 16-byte load of `type` at `address`: plain, or a streaming one (ld.global.cs, evict-first in L2) for
+// lines read for the last time (streaming_hints).
+std::string load16(const std::string& type, const std::string& address, bool streaming) {
+  const std::string pointer = "(const " + type + "*)(" + address + ")";
+  return streaming ? "__ldcs(" + pointer + ")" : "*" + pointer;
+}
+
 // Loads the eight elements of `dtype` at `address` (a pointer expression to the group's first) into float
-// `array`[8], zeros where `guard` fails (no test when it is empty).
+// `array`[8], zeros where `guard` fails (no test when it is empty); `streaming`: with load16's hint.
 void load_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& address,
-                const std::string& guard) {
+                const std::string& guard, bool streaming = false) {
   out.open("");
   auto guarded = [&](const std::string& load, const std::string& zero) {
     return guard.empty() ? load : guard + " ? " + load + " : " + zero;
   };
   if (dtype == te::DType::f32) {
     out.line("const float4 lo = " +
-             guarded("*(const float4*)(" + address + ")", "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
+             guarded(load16("float4", address, streaming), "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
     out.line("const float4 hi = " +
-             guarded("*(const float4*)(" + address + " + 4)", "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
+             guarded(load16("float4", address + " + 4", streaming), "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
+             ";");
     out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
              "[3] = lo.w;");
     out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
@@ -34,7 +42,7 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
   } else {
     COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
     out.line("const uint4 raw = " +
-             guarded("*(const uint4*)(" + address + ")", "make_uint4(0u, 0u, 0u, 0u)") + ";");
+             guarded(load16("uint4", address, streaming), "make_uint4(0u, 0u, 0u, 0u)") + ";");
     out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
     out.line("#pragma unroll");
     out.open("for (int w = 0; w < 4; ++w)");
@@ -89,22 +97,29 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
   for (std::size_t c : rereads(stage)) {
     const std::string name = std::to_string(c);
     load_group(out, wide_array("stash" + name), schedule::stash_dtype(schedule_),
-               "&stash[" + stash_index(name) + "]", guard);
+               "&stash[" + stash_index(name) + "]", guard, schedule_.streaming_hints);
   }
   out.close();
 }
 
-// Each element into the group's buffer; at the last, the eight leave as one word (two of f32).
+// Each element into the group's buffer; at the last, the eight leave as one word (two of f32): plain
+// stores, or streaming ones (st.global.cs, evict-first in L2) with streaming_hints, so that the outputs do
+// not push out the stash lines the kernel has yet to read.
 void EpilogueEmitter::wide_store(CodeStream& out, const Store& st) const {
   const std::string buffer = wide_array(st.pending);
   out.line(buffer + "[i & 7] = " + st.value + ";");
   out.open("if ((i & 7) == 7 && inb)");
   const std::string first = "&" + st.array + "[(size_t)grow * N + gcol - 7]";
+  auto store16 = [&](const std::string& type, const std::string& address, const std::string& value) {
+    const std::string pointer = "(" + type + "*)(" + address + ")";
+    out.line(schedule_.streaming_hints ? "__stcs(" + pointer + ", " + value + ");"
+                                       : "*" + pointer + " = " + value + ";");
+  };
   if (st.dtype == te::DType::f32) {
-    out.line("*(float4*)(" + first + ") = make_float4(" + buffer + "[0], " + buffer + "[1], " + buffer +
-             "[2], " + buffer + "[3]);");
-    out.line("*(float4*)(" + first + " + 4) = make_float4(" + buffer + "[4], " + buffer + "[5], " + buffer +
-             "[6], " + buffer + "[7]);");
+    store16("float4", first,
+            "make_float4(" + buffer + "[0], " + buffer + "[1], " + buffer + "[2], " + buffer + "[3])");
+    store16("float4", first + " + 4",
+            "make_float4(" + buffer + "[4], " + buffer + "[5], " + buffer + "[6], " + buffer + "[7])");
   } else {
     COMFUSE_CHECK(te::dtype_bytes(st.dtype) == 2, "a wide group is 16-bit or f32");
     auto pair = [&](int first_column) {
@@ -112,8 +127,7 @@ void EpilogueEmitter::wide_store(CodeStream& out, const Store& st) const {
              " | ((u32)" + store_value(st.dtype, buffer + "[" + std::to_string(first_column + 1) + "]") +
              " << 16)";
     };
-    out.line("*(uint4*)(" + first + ") = make_uint4(" + pair(0) + ", " + pair(2) + ", " + pair(4) + ", " +
-             pair(6) + ");");
+    store16("uint4", first, "make_uint4(" + pair(0) + ", " + pair(2) + ", " + pair(4) + ", " + pair(6) + ")");
   }
   out.close();
 }

@@ -362,6 +362,10 @@ bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s) {
   return s.deferred() && s.tma_store && in_place_store_input(plan, s) != nullptr;
 }
 
+bool streaming_hints_apply(const FusionPlan& plan, const Schedule& s) {
+  return s.wide_finish && wide_finish_applies(plan, s) && te::dtype_bytes(stash_dtype(s)) == 2;
+}
+
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kRegisters) return false;
   return with_effective_plan(plan, s, [](const FusionPlan& effective) {
@@ -563,6 +567,13 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", " +
          std::to_string(plan.carried_tiles.size()) +
          " carried tiles, tma_store=" + (s.tma_store ? "true" : "false") + ")");
+  }
+  if (s.streaming_hints && !streaming_hints_apply(plan, s)) {
+    fail(std::string("streaming_hints=true marks the finish kernel's wide loads of a 16-bit stash and its "
+                     "stores as streaming: it needs reduction=deferred, wide_finish=true and bf16_stash=true "
+                     "or stash_terms=true (reduction=") +
+         std::string(reduction_placement_name(s.reduction)) + ", wide_finish=" +
+         (s.wide_finish ? "true" : "false") + ", stash " + std::string(te::dtype_name(stash_dtype(s))) + ")");
   }
   if (s.store_chunks && !store_chunks_applies(s)) {
     fail("store_chunks=true needs tma_store=true and BN of three 64-column boxes or more (tma_store=" +

@@ -195,6 +195,12 @@ struct Schedule {
   // read it. No staging tiles of its own, so that a 128 x 256 cooperative tile keeps three stages and a
   // staged slot beside the TMA store. Written to JSON only when true.
   bool stash_in_slot = false;
+  // With a deferred reduction, wide_finish and a 16-bit stash: the lines read or written once are marked so,
+  // for L2 to drop first: the main kernel's TMA loads of staged element-wise inputs (a residual) carry an
+  // evict_first policy, and the finish kernel loads the stash and stores its outputs as streaming accesses
+  // (.cs), so that L2 keeps what is read again (the operands, and the stash lines the finish kernel has yet
+  // to read). Written to JSON only when true.
+  bool streaming_hints = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -373,6 +379,10 @@ bool staged_pairs_applies(const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);
+/// Whether streaming_hints applies under `s` to `plan`: wide_finish applies and is on (the hints go on the
+/// finish kernel's wide loads and stores), with a 16-bit stash (an f32 one streamed measured 10% slower on
+/// the H100: benchmarks/NOTES.md, Change 50).
+bool streaming_hints_apply(const FusionPlan& plan, const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

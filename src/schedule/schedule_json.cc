@@ -102,6 +102,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"one_input_slot", &Schedule::one_input_slot},
       {"staged_pairs", &Schedule::staged_pairs},
       {"stash_in_slot", &Schedule::stash_in_slot},
+      {"streaming_hints", &Schedule::streaming_hints},
   };
   return kKnobs;
 }

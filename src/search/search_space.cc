@@ -189,6 +189,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // Searched with the wide walk alone, which every deferred winner has taken since it was added: with the
   // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
   if (!s.wide_finish) s.reverse_finish = false;
+  if (!schedule::streaming_hints_apply(plan, s)) s.streaming_hints = false;
   // The kept lines are the newest: searched where the finish kernel reads those first.
   if (!(s.reverse_finish && schedule::stash_evict_last_applies(plan, s))) s.stash_evict_last = false;
   // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);

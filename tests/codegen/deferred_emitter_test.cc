@@ -443,5 +443,58 @@ TEST(DeferredEmitter, StashInSlotWritesTheStashOverTheStagedResidualAndStoresItF
   EXPECT_EQ(finish_body(k1), finish_body(k2));
 }
 
+TEST(DeferredEmitter, StreamingHintsMarkTheLinesReadOrWrittenOnceAndChangeNothingElse) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule s = deferred_ping_pong();
+  s.bn = 256;
+  s.tma_inputs = s.one_input_slot = s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
+  s.tma_store = s.stash_in_slot = true;
+  const KernelSource plain = emit_kernel(ln, s, kKey);
+  s.streaming_hints = true;
+  const KernelSource hinted = emit_kernel(ln, s, kKey);
+  const std::string main_plain = main_kernel_text(plain), main_hinted = main_kernel_text(hinted);
+  // The residual's boxes (read once, by their tile) carry the evict_first policy; the bias's (read by every
+  // tile) do not.
+  EXPECT_FALSE(contains(main_plain, "evict_first"));
+  EXPECT_TRUE(contains(main_hinted, "createpolicy.fractional.L2::evict_first.b64"));
+  EXPECT_TRUE(contains(main_hinted, "const u64 read_once = l2_evict_first_policy();"));
+  EXPECT_TRUE(contains(main_hinted,
+                       "tma_load_2d_hint(dst + 1024 + b * BM * 128, &tma_in_R, &in_full[bar], "
+                       "tiles.n_tile(t) * BN + 64 * b, tiles.m_block * BM, read_once);"));
+  EXPECT_TRUE(contains(main_hinted, "tma_load_2d(dst + 0 + b * 128, &tma_in_b, "));
+  // The finish kernel loads the stash and stores Y as streaming accesses (one element loop: no
+  // interior_tiles), and loads gamma and beta as before.
+  const std::string finish = finish_kernel_text(hinted);
+  EXPECT_EQ(source_text::count(finish, "__ldcs((const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol]))"),
+            1);
+  EXPECT_EQ(source_text::count(finish, "__stcs((uint4*)(&out_Y[(size_t)grow * N + gcol - 7]), make_uint4("),
+            1);
+  EXPECT_FALSE(contains(finish, "*(uint4*)(&out_Y"));
+  EXPECT_TRUE(contains(finish, "*(const uint4*)(&in_gamma[gcol])"));
+  // Undo the hints and the kernels are the same text, but for the schedule in the header.
+  std::string undone = hinted.source;
+  const auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t at = undone.find(from); at != std::string::npos; at = undone.find(from, at + to.size()))
+      undone.replace(at, from.size(), to);
+  };
+  replace_all("\"streaming_hints\":true,", "");
+  replace_all("tma_load_2d_hint(", "tma_load_2d(");
+  replace_all(", read_once);", ");");
+  replace_all("          const u64 read_once = l2_evict_first_policy();\n", "");
+  replace_all("__ldcs((const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol]))",
+              "*(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol])");
+  replace_all("__stcs((uint4*)(&out_Y[(size_t)grow * N + gcol - 7]), make_uint4(",
+              "*(uint4*)(&out_Y[(size_t)grow * N + gcol - 7]) = make_uint4(");
+  replace_all(") << 16)));", ") << 16));");
+  const std::size_t helpers = undone.find("// streaming_hints: L2 drops");
+  ASSERT_NE(helpers, std::string::npos);
+  undone.erase(helpers, undone.find("\n\n", helpers) + 2 - helpers);
+  std::string expected = plain.source;
+  for (std::size_t at = expected.find(plain.name); at != std::string::npos;
+       at = expected.find(plain.name, at + 1))
+    expected.replace(at, plain.name.size(), hinted.name);
+  EXPECT_EQ(undone, expected);
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

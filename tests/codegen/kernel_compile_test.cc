@@ -303,6 +303,10 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   wide_f32.wide_finish = wide_f32.reverse_finish = true;
   Schedule kept_ln = wide_ln;  // the stash's stores with an L2 policy: bf16 pairs
   kept_ln.reverse_finish = kept_ln.stash_evict_last = true;
+  Schedule streamed_ln = wide_ln;  // the finish kernel's stash loads and output stores as streaming
+  streamed_ln.streaming_hints = true;
+  Schedule streamed_terms = wide_terms;
+  streamed_terms.streaming_hints = true;
   Schedule kept_terms = terms;  // the terms' bf16 pairs
   kept_terms.stash_evict_last = true;
   Schedule kept_bf16 = deferred_one_pass_layer_norm();  // bf16 elements (N odd)
@@ -330,6 +334,10 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
        wide_f32},
       {"post_layernorm, the stash kept in L2", workload("post_layernorm", Shape{77, 40, 1000}), std::nullopt,
        kept_ln},
+      {"post_layernorm, wide finish with streaming hints", workload("post_layernorm", Shape{77, 40, 1000}),
+       std::nullopt, streamed_ln},
+      {"gemm_softmax, wide finish, terms stashed, streaming hints",
+       workload("gemm_softmax", Shape{77, 40, 2104}), std::nullopt, streamed_terms},
       {"gemm_softmax, terms stashed and kept in L2", workload("gemm_softmax", Shape{127, 72, 1000}),
        std::nullopt, kept_terms},
       {"gemm_softcap_softmax odd, an f32 stash kept in L2", workload("gemm_softcap_softmax", kOdd),
@@ -468,11 +476,17 @@ TEST(KernelCompile, StashInSlot) {
   cooperative.bm = 128;
   cooperative.stages = 3;
   cooperative.staged_pairs = true;
+  // And with the residual's boxes loaded under an evict_first policy (streaming_hints), the wide finish.
+  Schedule hinted = cooperative;
+  hinted.bf16_stash = hinted.wide_finish = hinted.streaming_hints = true;
+  hinted.batched_reads = hinted.deep_reads = false;
   compile_all({
       {"post_layernorm 1024 wide, deferred ping-pong, stash in the slot",
        workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
       {"post_layernorm odd, deferred cooperative 128 x 256, stash in the slot",
        workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
+      {"post_layernorm odd, cooperative 128 x 256, stash in the slot, streaming hints",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, hinted},
   });
 }
 

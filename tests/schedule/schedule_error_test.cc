@@ -422,6 +422,31 @@ TEST(ScheduleErrors, ReverseFinish) {
             "reduction=deferred has (reduction=cta)");
 }
 
+TEST(ScheduleErrors, StreamingHints) {
+  auto hinted = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.bf16_stash = s.wide_finish = s.streaming_hints = true;
+  };
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  EXPECT_EQ(legality_error(ln, hinted), "(no error)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             hinted(s);
+                             s.wide_finish = false;
+                           }),
+            "schedule for 'mm': streaming_hints=true marks the finish kernel's wide loads of a 16-bit stash "
+            "and its stores as streaming: it needs reduction=deferred, wide_finish=true and "
+            "bf16_stash=true or stash_terms=true (reduction=deferred, wide_finish=false, stash bf16)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             hinted(s);
+                             s.bf16_stash = false;
+                           }),
+            "schedule for 'mm': streaming_hints=true marks the finish kernel's wide loads of a 16-bit stash "
+            "and its stores as streaming: it needs reduction=deferred, wide_finish=true and "
+            "bf16_stash=true or stash_terms=true (reduction=deferred, wide_finish=true, stash f32)");
+}
+
 TEST(ScheduleErrors, StashEvictLast) {
   auto deferred = [](Schedule& s) {
     defer_layer_norm(s);

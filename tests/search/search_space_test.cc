@@ -234,7 +234,7 @@ TEST(SearchSpace, TheFinishKernelsKnobsOnlyForDeferredRows) {
   EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s).wide_finish);
 }
 
-TEST(SearchSpace, TheFinishKernelTakesItsRowsLastFirstOnlyWithTheWideWalk) {
+TEST(SearchSpace, TheFinishKernelsRowOrderAndStreamingHintsAreSearchedWithTheWideWalk) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule s;
   s.reduction = schedule::ReductionPlacement::kDeferred;
@@ -247,16 +247,38 @@ TEST(SearchSpace, TheFinishKernelTakesItsRowsLastFirstOnlyWithTheWideWalk) {
   s.reduction = schedule::ReductionPlacement::kCta;  // no finish kernel
   EXPECT_FALSE(canonical(ln, s).reverse_finish);
   // The space holds both orders of every wide deferred schedule (the reversed one also with its stash kept in
-  // L2), and the order alone with the wide walk.
+  // L2), and the order alone with the wide walk; and every wide deferred schedule over a bf16 stash with the
+  // streaming hints and without, the hints only there.
   const std::vector<schedule::Schedule> space = schedule_space(ln, schedule::TargetLimits{});
-  std::size_t wide = 0, reversed = 0;
+  std::size_t wide = 0, reversed = 0, plain = 0, hinted = 0;
   for (const schedule::Schedule& each : space) {
     wide += each.wide_finish && !each.reverse_finish;
     reversed += each.reverse_finish && !each.stash_evict_last;
     if (each.reverse_finish) EXPECT_TRUE(each.wide_finish && each.deferred());
+    const bool hints_apply = each.wide_finish && each.bf16_stash;
+    plain += hints_apply && !each.streaming_hints;
+    hinted += each.streaming_hints;
+    if (each.streaming_hints) EXPECT_TRUE(hints_apply && each.deferred());
   }
   EXPECT_GT(wide, 0u);
   EXPECT_EQ(reversed, wide);
+  EXPECT_GT(plain, 0u);
+  EXPECT_EQ(hinted, plain);
+}
+
+TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkOverA16BitStash) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = s.bf16_stash = s.wide_finish = s.streaming_hints = true;
+  EXPECT_TRUE(canonical(ln, s).streaming_hints);
+  s.wide_finish = false;
+  EXPECT_FALSE(canonical(ln, s).streaming_hints);
+  s.wide_finish = true;
+  s.bf16_stash = false;  // an f32 stash
+  EXPECT_FALSE(canonical(ln, s).streaming_hints);
+  // (The space's share: TheFinishKernelsRowOrderAndStreamingHintsAreSearchedWithTheWideWalk, one pass.)
 }
 
 TEST(SearchSpace, TheStashIsKeptInL2OnlyForAReversedFinishThatStoresItElementWise) {
