@@ -1,9 +1,22 @@
 // Device helpers that the fused kernel's knobs add to its source, as embedded text.
 #include "codegen/kernel_helpers.h"
 
+#include <string>
+
 #include "codegen/device_prelude.h"
 
 namespace comfuse::codegen {
+namespace {
+
+// The device function l2_<priority>_policy(): an L2 cache policy giving every access that carries it
+// `priority` (evict_last, evict_first).
+std::string l2_policy_function(const std::string& priority) {
+  return "__device__ __forceinline__ u64 l2_" + priority + "_policy() {\n  u64 policy;\n" +
+         "  asm volatile(\"createpolicy.fractional.L2::" + priority +
+         ".b64 %0, 1.0;\" : \"=l\"(policy));\n  return policy;\n}\n";
+}
+
+}  // namespace
 
 // multicast_b's device helpers: a B box loaded into both CTAs of the cluster, and a stage released in both
 // (either CTA's producer refills it in both).
@@ -30,14 +43,10 @@ __device__ __forceinline__ void release_stage(u64* bar, u32 peer) {
 // stash_evict_last's device helpers: the stash's element and pair stores with an L2 evict_last policy. No
 // memory clobber: nothing in the main kernel reads the stash, and the finish kernel is a later launch.
 void emit_stash_keep_helpers(CodeStream& out) {
+  out.raw("// stash_evict_last: L2 keeps these lines ahead of lines stored or loaded without a policy.\n" +
+          l2_policy_function("evict_last"));
   out.raw(
-      R"CUDA(// stash_evict_last: L2 keeps these lines ahead of lines stored or loaded without a policy.
-__device__ __forceinline__ u64 l2_evict_last_policy() {
-  u64 policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void st_keep(u16* p, u16 v, u64 policy) {
+      R"CUDA(__device__ __forceinline__ void st_keep(u16* p, u16 v, u64 policy) {
   asm volatile("st.global.L2::cache_hint.b16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(policy));
 }
 __device__ __forceinline__ void st_keep(float* p, float v, u64 policy) {
@@ -56,14 +65,10 @@ __device__ __forceinline__ void st_keep(float2* p, float2 v, u64 policy) {
 // streaming_hints' device helpers: the main kernel's loads of lines read once carry an evict_first policy.
 // (The finish kernel's streaming loads and stores are the built-in __ldcs and __stcs.)
 void emit_streaming_helpers(CodeStream& out) {
+  out.raw("// streaming_hints: L2 drops these lines ahead of lines loaded or stored without a policy.\n" +
+          l2_policy_function("evict_first"));
   out.raw(
-      R"CUDA(// streaming_hints: L2 drops these lines ahead of lines loaded or stored without a policy.
-__device__ __forceinline__ u64 l2_evict_first_policy() {
-  u64 policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void tma_load_2d_hint(void* dst, const TmaDescriptor* desc, u64* bar, int c0, int c1, u64 policy) {
+      R"CUDA(__device__ __forceinline__ void tma_load_2d_hint(void* dst, const TmaDescriptor* desc, u64* bar, int c0, int c1, u64 policy) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;"
                :: "r"(smem_addr(dst)), "l"((u64)desc), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "l"(policy) : "memory");
 }
