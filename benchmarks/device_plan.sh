@@ -26,8 +26,8 @@
 #             any card, the trace A/B of the post-LN K = 1024 rows' winners staged in one slot without and
 #             with pairs, and of RMSNorm's winner (staged already) with pairs (~7 min)
 #   stash     the stash over the staged residual (Change 48), which its H100 run checked: a search of the four
-#             post-LN rows over the schedules with it, those rows with its records beside cuBLAS, and PyTorch
-#             for post-LN K = 1024 N = 1024 (~8 min)
+#             post-LN rows over the schedules with it (the streaming hints of Change 50 among them), those rows
+#             with its records beside cuBLAS, and PyTorch for post-LN K = 1024 N = 1024 (~8 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
