@@ -116,6 +116,24 @@ TEST(TraceCommand, RunsTheTracedKernelOrSaysThereIsNoGpu) {
   EXPECT_TRUE(has(run.out, "mainloops cover")) << run.out;
   EXPECT_TRUE(has(run.out, "mainloop begin")) << run.out;
   EXPECT_TRUE(has(run.out, "time       traced ")) << run.out;
+  EXPECT_FALSE(has(run.out, "kernels    untraced")) << "one kernel: no per-kernel times";
+}
+
+TEST(TraceCommand, ADeferredReductionsKernelsAreTimedApart) {
+  const Outcome run = trace({"post_layernorm", "--shape", kShape, "--schedule",
+                             schedule_json({{"reduction", "deferred"},
+                                            {"carried", "l2_stash"},
+                                            {"cluster_n", 1},
+                                            {"one_pass_variance", true}})});
+  if (gpu_test::gpu_unavailable_reason()) {
+    EXPECT_EQ(run.code, 4) << run.err;
+    EXPECT_TRUE(has(run.out, "reduction=deferred")) << run.out;
+    return;
+  }
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "check      ok")) << run.out;
+  EXPECT_TRUE(has(run.out, "kernels    untraced main ")) << run.out;
+  EXPECT_TRUE(has(run.out, " us, finish ")) << run.out;
 }
 
 }  // namespace
