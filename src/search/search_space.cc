@@ -208,6 +208,20 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
       })) {
     s.tma_inputs = false;
   }
+  // Inputs staged by TMA arrive whole without it: a prefetch of their rows (one bulk prefetch a row, issued
+  // by the producer before the tile's operands) only holds the operands back. Slower in all 47 pairs of the
+  // H200 log that differ in it alone (median +3.6%); benchmarks/NOTES.md, "Finding — the prefetch of staged
+  // inputs".
+  if (s.prefetch_inputs && s.tma_inputs &&
+      schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
+        return std::all_of(effective.epilogue_inputs.begin(), effective.epilogue_inputs.end(),
+                           [&](const schedule::EpilogueInput& input) {
+                             return input.broadcast != schedule::Broadcast::kFull ||
+                                    schedule::stages_input(effective, s, input);
+                           });
+      })) {
+    s.prefetch_inputs = false;
+  }
   if (plan.has_reductions() && !s.deferred() && s.tma_store &&
       !(s.tma_inputs && schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
           return schedule::in_place_store_input(effective, s) != nullptr;

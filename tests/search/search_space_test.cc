@@ -281,6 +281,25 @@ TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkOverA16BitStash) {
   // (The space's share: TheFinishKernelsRowOrderAndStreamingHintsAreSearchedWithTheWideWalk, one pass.)
 }
 
+TEST(SearchSpace, InputsStagedByTmaAreNotAlsoPrefetched) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.bn = 256;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.bm = 64;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = s.prefetch_inputs = true;
+  EXPECT_TRUE(canonical(ln, s).prefetch_inputs);  // the residual read from global memory: prefetched
+  s.tma_inputs = true;
+  ASSERT_TRUE(canonical(ln, s).tma_inputs);
+  EXPECT_FALSE(canonical(ln, s).prefetch_inputs);  // the residual staged by TMA: not also prefetched
+  s.one_input_slot = s.tma_store = s.stash_in_slot = s.bf16_stash = true;
+  EXPECT_FALSE(canonical(ln, s).prefetch_inputs);
+  // Legal still: a schedule logged with both replays as it was.
+  EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
+}
+
 TEST(SearchSpace, TheStashIsKeptInL2OnlyForAReversedFinishThatStoresItElementWise) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule s;
