@@ -362,8 +362,8 @@ bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s) {
   return s.deferred() && s.tma_store && in_place_store_input(plan, s) != nullptr;
 }
 
-bool streaming_hints_apply(const FusionPlan& plan, const Schedule& s) {
-  return s.wide_finish && wide_finish_applies(plan, s) && te::dtype_bytes(stash_dtype(s)) == 2;
+bool streaming_hints_apply(const Schedule& s) {
+  return s.wide_finish && te::dtype_bytes(stash_dtype(s)) == 2;
 }
 
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
@@ -568,7 +568,7 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          std::to_string(plan.carried_tiles.size()) +
          " carried tiles, tma_store=" + (s.tma_store ? "true" : "false") + ")");
   }
-  if (s.streaming_hints && !streaming_hints_apply(plan, s)) {
+  if (s.streaming_hints && !streaming_hints_apply(s)) {
     fail(std::string("streaming_hints=true marks the finish kernel's wide loads of a 16-bit stash and its "
                      "stores as streaming: it needs reduction=deferred, wide_finish=true and bf16_stash=true "
                      "or stash_terms=true (reduction=") +

@@ -379,10 +379,10 @@ bool staged_pairs_applies(const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);
-/// Whether streaming_hints applies under `s` to `plan`: wide_finish applies and is on (the hints go on the
-/// finish kernel's wide loads and stores), with a 16-bit stash (an f32 one streamed measured 10% slower on
-/// the H100: benchmarks/NOTES.md, Change 50).
-bool streaming_hints_apply(const FusionPlan& plan, const Schedule& s);
+/// Whether streaming_hints applies under `s`: wide_finish is on (the hints go on the finish kernel's wide
+/// loads and stores; whether the plan takes the wide walk is wide_finish's own check, made before), with a
+/// 16-bit stash (an f32 one streamed measured 10% slower on the H100: benchmarks/NOTES.md, Change 50).
+bool streaming_hints_apply(const Schedule& s);
 
 /// The plan the kernel of `s` runs: `plan` with its centered sums merged into their centers' stages under
 /// one_pass_variance (merge_centered_sums) and its rescaled sums under online_softmax (merge_rescaled_sums).

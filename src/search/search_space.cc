@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "support/error.h"
 #include "support/parallel.h"
@@ -189,7 +190,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // Searched with the wide walk alone, which every deferred winner has taken since it was added: with the
   // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
   if (!s.wide_finish) s.reverse_finish = false;
-  if (!schedule::streaming_hints_apply(plan, s)) s.streaming_hints = false;
+  if (!schedule::streaming_hints_apply(s)) s.streaming_hints = false;  // (wide_finish is settled above)
   // The kept lines are the newest: searched where the finish kernel reads those first.
   if (!(s.reverse_finish && schedule::stash_evict_last_applies(plan, s))) s.stash_evict_last = false;
   // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);
@@ -203,24 +204,24 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // runs.)
   if (s.carry_in_accumulator && !schedule::carry_in_accumulator_applies(plan, s))
     s.carry_in_accumulator = false;
-  if (s.tma_inputs && !schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
-        return schedule::tma_inputs_apply(effective, s);
-      })) {
-    s.tma_inputs = false;
-  }
-  // Inputs staged by TMA arrive whole without it: a prefetch of their rows (one bulk prefetch a row, issued
-  // by the producer before the tile's operands) only holds the operands back. Slower in all 47 pairs of the
-  // H200 log that differ in it alone (median +3.6%); benchmarks/NOTES.md, "Finding — the prefetch of staged
-  // inputs".
-  if (s.prefetch_inputs && s.tma_inputs &&
-      schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
-        return std::all_of(effective.epilogue_inputs.begin(), effective.epilogue_inputs.end(),
-                           [&](const schedule::EpilogueInput& input) {
-                             return input.broadcast != schedule::Broadcast::kFull ||
-                                    schedule::stages_input(effective, s, input);
-                           });
-      })) {
-    s.prefetch_inputs = false;
+  if (s.tma_inputs) {
+    // One look at the plan `s` runs (a copy where a knob rewrites it) for both questions.
+    const auto [applies, stages_all] =
+        schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
+          const bool all = s.prefetch_inputs &&
+                           std::all_of(effective.epilogue_inputs.begin(), effective.epilogue_inputs.end(),
+                                       [&](const schedule::EpilogueInput& input) {
+                                         return input.broadcast != schedule::Broadcast::kFull ||
+                                                schedule::stages_input(effective, s, input);
+                                       });
+          return std::pair{schedule::tma_inputs_apply(effective, s), all};
+        });
+    if (!applies) s.tma_inputs = false;
+    // Inputs staged by TMA arrive whole without it: a prefetch of their rows (one bulk prefetch a row,
+    // issued by the producer before the tile's operands) only holds the operands back. Slower in all 47
+    // pairs of the H200 log that differ in it alone (median +3.6%); benchmarks/NOTES.md, "Finding — the
+    // prefetch of staged inputs".
+    if (applies && stages_all) s.prefetch_inputs = false;
   }
   if (plan.has_reductions() && !s.deferred() && s.tma_store &&
       !(s.tma_inputs && schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
