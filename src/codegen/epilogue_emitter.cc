@@ -383,8 +383,9 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
   }
   const std::string element = "(size_t)grow * N + gcol";
   const std::string value = store_value(st.dtype, st.value);
-  // stash_evict_last: the main kernel's stash stores carry the L2 policy l2_keep (stash_keep_helpers).
-  const bool keep = st.to_stash && walk_ == Walk::kFragment && schedule_.stash_evict_last;
+  // stash_evict_last: the main kernel's stash stores carry the L2 policy l2_keep (stash_keep_helpers); a
+  // stash staged in the slot carries it on its TMA stores instead.
+  const bool keep = st.to_stash && !st.staged && walk_ == Walk::kFragment && schedule_.stash_evict_last;
   const auto assign = [&](const std::string& type, const std::string& address, const std::string& word) {
     return keep ? "st_keep((" + type + "*)" + address + ", " + word + ", l2_keep)"
                 : "*(" + type + "*)" + address + " = " + word;
@@ -600,9 +601,12 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.line("fence_proxy_async_shared();");
     out.line("warpgroup_sync(consumer);");
     out.open("if (store_leader)");
-    out.line("tma_store_2d(" + stored_map() + ", sIn + in_slot * IN_SLOT_BYTES + " +
-             std::to_string(in_place_offset()) +
-             " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0);");
+    // stash_evict_last: the stash's boxes carry the L2 policy l2_keep (stash_keep_helpers).
+    const bool keep = schedule_.deferred() && schedule_.stash_evict_last;
+    out.line(std::string(keep ? "tma_store_2d_keep(" : "tma_store_2d(") + stored_map() +
+             ", sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
+             " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0" +
+             (keep ? ", l2_keep);" : ");"));
     out.line("bulk_commit();");
     out.close();
     out.close();

@@ -138,7 +138,7 @@ class KernelEmitter {
     if (s_.tma_store) emit_tma_store_helpers(out, s_.store_chunks);
     trace_.helpers(out);
     if (s_.multicast_b) emit_multicast_helpers(out);
-    if (s_.stash_evict_last) emit_stash_keep_helpers(out);
+    if (s_.stash_evict_last) emit_stash_keep_helpers(out, s_.stash_in_slot);
     if (staged_.streams_loads()) emit_streaming_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) emit_prefetch_helper(out);

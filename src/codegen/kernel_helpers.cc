@@ -40,11 +40,22 @@ __device__ __forceinline__ void release_stage(u64* bar, u32 peer) {
 )CUDA");
 }
 
-// stash_evict_last's device helpers: the stash's element and pair stores with an L2 evict_last policy. No
-// memory clobber: nothing in the main kernel reads the stash, and the finish kernel is a later launch.
-void emit_stash_keep_helpers(CodeStream& out) {
+// stash_evict_last's device helpers: the stash's element and pair stores with an L2 evict_last policy, or
+// its TMA box store from the staged slot. No memory clobber on the element stores: nothing in the main
+// kernel reads the stash, and the finish kernel is a later launch (the box store reads shared memory, so it
+// keeps the clobber of tma_store_2d).
+void emit_stash_keep_helpers(CodeStream& out, bool by_tma) {
   out.raw("// stash_evict_last: L2 keeps these lines ahead of lines stored or loaded without a policy.\n" +
           l2_policy_function("evict_last"));
+  if (by_tma) {
+    out.raw(
+        R"CUDA(__device__ __forceinline__ void tma_store_2d_keep(const TmaDescriptor* desc, const void* src, int c0, int c1, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;" :: "l"((u64)desc), "r"(smem_addr(src)), "r"(c0), "r"(c1), "l"(policy) : "memory");
+}
+
+)CUDA");
+    return;
+  }
   out.raw(
       R"CUDA(__device__ __forceinline__ void st_keep(u16* p, u16 v, u64 policy) {
   asm volatile("st.global.L2::cache_hint.b16 [%0], %1, %2;" :: "l"(p), "h"(v), "l"(policy));

@@ -8,8 +8,9 @@ namespace comfuse::codegen {
 
 /// multicast_b: a B box loaded into every CTA of the cluster, and a stage released here and in the peer.
 void emit_multicast_helpers(CodeStream& out);
-/// stash_evict_last: the stash's element and pair stores with an L2 evict_last policy.
-void emit_stash_keep_helpers(CodeStream& out);
+/// stash_evict_last: the stash's element and pair stores with an L2 evict_last policy, or (`by_tma`, the stash
+/// stored from the staged slot) its TMA box store with that policy.
+void emit_stash_keep_helpers(CodeStream& out, bool by_tma);
 /// streaming_hints: the L2 evict_first policy and a TMA box load that carries it.
 void emit_streaming_helpers(CodeStream& out);
 /// tma_store: the staging layout (whole tile, or `in_chunks` two 64-column boxes), the bulk store and its

@@ -102,7 +102,8 @@ bool stash_terms_fit(const FusionPlan& plan, const Schedule& s) {
 }
 
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
-  return s.deferred() && s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty() && !s.tma_store;
+  return s.deferred() && s.carried == ValueHome::kL2Stash && !plan.carried_tiles.empty() &&
+         (!s.tma_store || s.stash_in_slot);
 }
 
 bool store_chunks_applies(const Schedule& s) {
@@ -562,11 +563,13 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          (s.tma_store ? "true" : "false") + ", tma_inputs=" + (s.tma_inputs ? "true" : "false") + ")");
   }
   if (s.stash_evict_last && !stash_evict_last_applies(plan, s)) {
-    fail("stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise (carried=" +
-         std::string(value_home_name(s.carried)) +
-         ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", " +
-         std::to_string(plan.carried_tiles.size()) +
-         " carried tiles, tma_store=" + (s.tma_store ? "true" : "false") + ")");
+    fail(
+        "stash_evict_last=true needs reduction=deferred with a stash in L2 stored element-wise or by TMA "
+        "from the staged slot (carried=" +
+        std::string(value_home_name(s.carried)) +
+        ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", " +
+        std::to_string(plan.carried_tiles.size()) + " carried tiles, tma_store=" +
+        (s.tma_store ? "true" : "false") + ", stash_in_slot=" + (s.stash_in_slot ? "true" : "false") + ")");
   }
   if (s.streaming_hints && !streaming_hints_apply(s)) {
     fail(std::string("streaming_hints=true marks the finish kernel's wide loads of a 16-bit stash and its "

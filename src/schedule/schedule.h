@@ -165,8 +165,8 @@ struct Schedule {
   // the first rows' lines long gone, and by the time it reaches the last ones it has evicted them itself).
   // The rows' values are the same either way. Written to JSON only when true.
   bool reverse_finish = false;
-  // With a deferred reduction whose main kernel stores its stash element-wise (no tma_store): those stores
-  // carry an L2 evict_last policy, so that L2 keeps more of the stash for the finish kernel than the third of
+  // With a deferred reduction whose main kernel stores its stash element-wise (no tma_store) or by TMA from
+  // the staged slot (stash_in_slot): those stores carry an L2 evict_last policy, so that L2 keeps more of the stash for the finish kernel than the third of
   // its lines an even-handed L2 holds when the main kernel ends (and less of the operands and inputs the main
   // kernel streamed, which no later tile reads). Where the operands need L2 themselves (B of N = 4096 is
   // 32 MB) it can cost the main kernel more than it saves: a searched knob, with reverse_finish alone (the
@@ -286,7 +286,8 @@ bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
 /// the plan and every input read by column 16-bit or f32 (the same for a plan and its merged forms).
 bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether stash_evict_last can change the kernel of `plan` under `s`: a deferred reduction with carried
-/// tiles (a stash) stored element-wise, not through the TMA store.
+/// tiles (a stash) stored element-wise or by TMA from the staged slot, not through the TMA store's own
+/// staging.
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether store_chunks can change the kernel under `s`: tma_store with BN of three boxes of 64 or more,
 /// staged in boxes of its own (not in place).

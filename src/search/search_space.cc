@@ -191,8 +191,10 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
   if (!s.wide_finish) s.reverse_finish = false;
   if (!schedule::streaming_hints_apply(s)) s.streaming_hints = false;  // (wide_finish is settled above)
-  // The kept lines are the newest: searched where the finish kernel reads those first.
-  if (!(s.reverse_finish && schedule::stash_evict_last_applies(plan, s))) s.stash_evict_last = false;
+  // The kept lines are the newest: searched where the finish kernel reads those first, with the stash stored
+  // element-wise (the stash stored by TMA from the slot with the policy is not measured yet).
+  if (!(s.reverse_finish && !s.stash_in_slot && schedule::stash_evict_last_applies(plan, s)))
+    s.stash_evict_last = false;
   // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);
   // a deferred reduction's stash through TMA has lost to element-wise stores on every row measured.
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;

@@ -496,5 +496,43 @@ TEST(DeferredEmitter, StreamingHintsMarkTheLinesReadOrWrittenOnceAndChangeNothin
   EXPECT_EQ(undone, expected);
 }
 
+TEST(DeferredEmitter, AStashStoredFromTheSlotKeptInL2StoresItsBoxesWithTheEvictLastPolicy) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule s = deferred_ping_pong();
+  s.bn = 256;
+  s.tma_inputs = s.one_input_slot = s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
+  s.tma_store = s.stash_in_slot = s.streaming_hints = true;
+  const KernelSource plain = emit_kernel(ln, s, kKey);
+  s.stash_evict_last = true;
+  const KernelSource kept = emit_kernel(ln, s, kKey);
+  const std::string main_kept = main_kernel_text(kept);
+  // Each box of the stash leaves the slot by one TMA store with the policy (one element loop: no
+  // interior_tiles); no element store carries it, and the finish kernel is the same.
+  EXPECT_TRUE(contains(main_kept, "createpolicy.fractional.L2::evict_last.b64"));
+  EXPECT_TRUE(contains(main_kept, ".bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;"));
+  EXPECT_EQ(source_text::count(main_kept, "tma_store_2d_keep(&tma_stash, sIn + in_slot * IN_SLOT_BYTES + "), 1);
+  EXPECT_FALSE(contains(main_kept, "tma_store_2d(&tma_stash"));
+  EXPECT_FALSE(contains(main_kept, "st_keep("));
+  EXPECT_TRUE(finish_kernel_text(kept) == finish_kernel_text(plain));
+  // Undo the policy and the kernels are the same text, but for the schedule in the header.
+  std::string undone = kept.source;
+  const auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t at = undone.find(from); at != std::string::npos; at = undone.find(from, at + to.size()))
+      undone.replace(at, from.size(), to);
+  };
+  replace_all(",\"stash_evict_last\":true", "");
+  replace_all("tma_store_2d_keep(&tma_stash", "tma_store_2d(&tma_stash");
+  replace_all(", l2_keep);", ");");
+  replace_all("  const u64 l2_keep = l2_evict_last_policy();  // for the stash's stores\n", "");
+  const std::size_t helpers = undone.find("// stash_evict_last: L2 keeps");
+  ASSERT_NE(helpers, std::string::npos);
+  undone.erase(helpers, undone.find("\n\n", helpers) + 2 - helpers);
+  std::string expected = plain.source;
+  for (std::size_t at = expected.find(plain.name); at != std::string::npos;
+       at = expected.find(plain.name, at + 1))
+    expected.replace(at, plain.name.size(), kept.name);
+  EXPECT_EQ(undone, expected);
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

@@ -480,6 +480,9 @@ TEST(KernelCompile, StashInSlot) {
   Schedule hinted = cooperative;
   hinted.bf16_stash = hinted.wide_finish = hinted.streaming_hints = true;
   hinted.batched_reads = hinted.deep_reads = false;
+  // And the stash's boxes stored with an L2 evict_last policy beside the hints.
+  Schedule kept = hinted;
+  kept.stash_evict_last = true;
   compile_all({
       {"post_layernorm 1024 wide, deferred ping-pong, stash in the slot",
        workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
@@ -487,6 +490,8 @@ TEST(KernelCompile, StashInSlot) {
        workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
       {"post_layernorm odd, cooperative 128 x 256, stash in the slot, streaming hints",
        workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, hinted},
+      {"post_layernorm odd, cooperative 128 x 256, stash in the slot kept in L2, streaming hints",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, kept},
   });
 }
 

@@ -459,14 +459,26 @@ TEST(ScheduleErrors, StashEvictLast) {
                              s.tma_store = s.bf16_stash = true;
                            }),
             "schedule for 'mm': stash_evict_last=true needs reduction=deferred with a stash in L2 stored "
-            "element-wise (carried=l2_stash, reduction=deferred, 1 carried tiles, tma_store=true)");
+            "element-wise or by TMA from the staged slot (carried=l2_stash, reduction=deferred, 1 carried "
+            "tiles, tma_store=true, stash_in_slot=false)");
+  // Stored by TMA from the staged residual's slot: legal, the boxes carry the policy.
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.bm = 64;
+                             s.bn = 256;
+                             s.tma_inputs = s.one_input_slot = s.bf16_stash = true;
+                             s.tma_store = s.stash_in_slot = true;
+                           }),
+            "(no error)");
   EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
                            [&](Schedule& s) {
                              deferred(s);
                              s.reduction = ReductionPlacement::kCta;
                            }),
             "schedule for 'mm': stash_evict_last=true needs reduction=deferred with a stash in L2 stored "
-            "element-wise (carried=l2_stash, reduction=cta, 1 carried tiles, tma_store=false)");
+            "element-wise or by TMA from the staged slot (carried=l2_stash, reduction=cta, 1 carried tiles, "
+            "tma_store=false, stash_in_slot=false)");
 }
 
 TEST(ScheduleErrors, OneInputSlot) {

@@ -311,6 +311,13 @@ TEST(SearchSpace, TheStashIsKeptInL2OnlyForAReversedFinishThatStoresItElementWis
   EXPECT_FALSE(canonical(ln, s).stash_evict_last);
   s.reverse_finish = s.tma_store = true;  // the stash leaves by TMA
   EXPECT_FALSE(canonical(ln, s).stash_evict_last);
+  // From the staged slot: legal with the policy, not searched with it (unmeasured).
+  s.bm = 64;
+  s.bn = 256;
+  s.one_pass_variance = s.bf16_stash = s.tma_inputs = s.one_input_slot = s.stash_in_slot = true;
+  s.stash_evict_last = true;
+  ASSERT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(ln, s).stash_evict_last);
 }
 
 TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {

@@ -618,7 +618,8 @@ std::vector<Case> cases() {
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
   // The wide finish kernels of the first-deferred cases (every deferred plan, tails in M, N and K), and the
-  // stash-in-slot cases (their residual staged by TMA) with the wide walk, once more with streaming hints.
+  // stash-in-slot cases (their residual staged by TMA) with the wide walk, once more with streaming hints; the
+  // stash-in-slot ones then with the stash's boxes stored under an evict_last policy as well.
   for (std::size_t i = 0, count = result.size(); i < count; ++i) {
     Case c = result[i];
     const bool first_deferred = c.label.rfind("wide_finish_deferred_", 0) == 0;
@@ -626,7 +627,12 @@ std::vector<Case> cases() {
     c.schedule.wide_finish = c.schedule.streaming_hints = true;
     c.schedule.batched_reads = c.schedule.deep_reads = false;
     c.label = "streaming_hints_" + c.label;
-    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+    if (!legal(schedule::plan_fusion(build(c)), c.schedule)) continue;
+    result.push_back(c);
+    if (!c.schedule.stash_in_slot) continue;
+    c.schedule.stash_evict_last = true;
+    c.label = "stash_evict_last_" + c.label;
+    result.push_back(c);
   }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
