@@ -207,13 +207,10 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     // DRAM rate), after a launch of its own.
     early_bytes += stashed * carried * (s.tma_store ? 0.5 : 1.0);
     const double mn = static_cast<double>(a.m) * static_cast<double>(a.n);
-    double rows_bytes = mn * (stashed * carried + late_input_bytes + late_output_bytes);
-    if (s.reverse_finish) {
-      // The last rows first: the part of the stash L2 still holds is read at the L2 rate.
-      const double stash_bytes = mn * stashed * carried;
-      const double held = s.stash_evict_last ? machine.l2_kept_stash_bytes : machine.l2_held_stash_bytes;
-      rows_bytes -= std::min(stash_bytes, held) * (1 - machine.dram_gbps / machine.l2_gbps);
-    }
+    // At the DRAM rate whatever the rows' order or the stash's L2 policy: taking the last rows first
+    // (reverse_finish) made the finish kernel slower, and the stash kept in L2 (stash_evict_last) cost the
+    // main kernel more than it saved the finish kernel (NOTES, Change 52).
+    const double rows_bytes = mn * (stashed * carried + late_input_bytes + late_output_bytes);
     // A warp a row (kFinishSplit with finish_row_split), 6 CTAs of 8 warps an SM (their registers): fewer
     // warps than fit keep fewer loads in flight (softmax at M = 4096: 0.65 waves, 2.2 TB/s).
     const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);

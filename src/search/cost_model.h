@@ -20,12 +20,6 @@ struct MachineModel {
   double fp32_gops_per_sm = 250;  // f32 operations per second per SM, in G (128 lanes at ~1.98 GHz)
   double launch_us = 3;           // launch and ramp-up of a kernel
   double cta_start_us = 1.5;      // a CTA's start: barrier set-up and the pipeline's first TMA round trip
-  // Of a deferred main kernel's stash, the newest lines L2 still holds when it ends: the stash is about a
-  // third of the traffic of its last tiles (operands, inputs, stash), and the H200's L2 holds 60 MB.
-  double l2_held_stash_bytes = 16e6;
-  // The same with the stash's stores marked evict_last (stash_evict_last): most of the L2 but what the
-  // operands of the tiles in flight need.
-  double l2_kept_stash_bytes = 40e6;
 };
 
 /// The model of `target`: its SM count, H200 figures for the rest.

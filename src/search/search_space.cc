@@ -187,14 +187,13 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
     s.stash_terms = false;
   if (!schedule::wide_finish_applies(plan, s)) s.wide_finish = false;
   if (s.wide_finish) s.batched_reads = s.deep_reads = false;  // the finish kernel loads eight columns at once
-  // Searched with the wide walk alone, which every deferred winner has taken since it was added: with the
-  // pairs walk as well it would add half again to every deferred schedule for a form no longer chosen.
-  if (!s.wide_finish) s.reverse_finish = false;
   if (!schedule::streaming_hints_apply(s)) s.streaming_hints = false;  // (wide_finish is settled above)
-  // The kept lines are the newest: searched where the finish kernel reads those first, with the stash stored
-  // element-wise (the stash stored by TMA from the slot with the policy is not measured yet).
-  if (!(s.reverse_finish && !s.stash_in_slot && schedule::stash_evict_last_applies(plan, s)))
-    s.stash_evict_last = false;
+  // Not searched, legal: the finish kernel's rows last-first, and the stash's stores kept in L2, were never
+  // faster beyond the noise (H100: reverse_finish +2.0 to +2.8 µs in three A/Bs and +1.6 to +2.6% in six
+  // tuning twins of post-LN N = 1024, -0.4 and +0.2% in two of N = 4096; stash_evict_last +6% stored
+  // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
+  // trials from the forms that won (benchmarks/NOTES.md, Change 52).
+  s.reverse_finish = s.stash_evict_last = false;
   // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);
   // a deferred reduction's stash through TMA has lost to element-wise stores on every row measured.
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;

@@ -69,18 +69,17 @@ TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
   EXPECT_EQ(model_family(plan, deferred), "ping_pong/64/l2_stash/deferred");  // bf16_stash left out
 }
 
-TEST(CostModel, AReversedFinishReadsThePartOfTheStashL2HoldsAtTheL2Rate) {
-  // post-LN M16384 N1024: a 32 MB bf16 stash, of which the model's L2 holds 16 MB when the main kernel ends.
+TEST(CostModel, TheFinishKernelsRowOrderAndTheStashsL2PolicyCostNothing) {
+  // Measured, neither shortened the row (NOTES, Change 52): the model charges a deferred row the same with
+  // both as without.
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   schedule::Schedule s = deferred_ping_pong();
   s.one_pass_variance = s.bf16_stash = s.wide_finish = true;
-  const double forward = estimate(plan, s).total_us;
-  s.reverse_finish = true;
-  const double reverse = estimate(plan, s).total_us;
-  const MachineModel machine;
-  const double saved_us = machine.l2_held_stash_bytes * (1 / machine.dram_gbps - 1 / machine.l2_gbps) / 1e3;
-  EXPECT_GT(forward - reverse, 0.9 * saved_us);
-  EXPECT_LT(forward - reverse, 1.5 * saved_us);  // at most a thinly filled finish grid's share more
+  const CostEstimate forward = estimate(plan, s);
+  s.reverse_finish = s.stash_evict_last = true;
+  const CostEstimate reverse = estimate(plan, s);
+  EXPECT_EQ(reverse.total_us, forward.total_us);
+  EXPECT_EQ(reverse.epilogue_us, forward.epilogue_us);
 }
 
 TEST(CostModel, ApproximateMathShortensTheElementsOfASoftCap) {
