@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
@@ -39,6 +42,25 @@ std::string main_kernel_text(const KernelSource& k) {
 
 std::string finish_kernel_text(const KernelSource& k) {
   return k.source.substr(k.source.find(kFinishMarker));
+}
+
+// The kernel `with` a knob, with that knob's changes undone: each pair of `undo` replaced everywhere (the
+// first by the second), the knob's device helpers (the block from `helpers` to the next blank line) taken
+// out, and its name (which hashes the schedule) that of `without`. Equal to `without`'s whole text where the
+// knob changes nothing else (the schedule in the header is among the pairs).
+std::string undone(const KernelSource& with, const KernelSource& without,
+                   const std::vector<std::pair<std::string, std::string>>& undo, const std::string& helpers) {
+  std::string text = with.source;
+  for (const auto& [from, to] : undo) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  }
+  const std::size_t block = text.find(helpers);
+  EXPECT_NE(block, std::string::npos) << helpers;
+  if (block != std::string::npos) text.erase(block, text.find("\n\n", block) + 2 - block);
+  for (std::size_t at = text.find(with.name); at != std::string::npos; at = text.find(with.name, at + 1))
+    text.replace(at, with.name.size(), without.name);
+  return text;
 }
 
 TEST(DeferredEmitter, TheFinishKernelCombinesTheRowsInASecondKernel) {
@@ -471,29 +493,19 @@ TEST(DeferredEmitter, StreamingHintsMarkTheLinesReadOrWrittenOnceAndChangeNothin
             1);
   EXPECT_FALSE(contains(finish, "*(uint4*)(&out_Y"));
   EXPECT_TRUE(contains(finish, "*(const uint4*)(&in_gamma[gcol])"));
-  // Undo the hints and the kernels are the same text, but for the schedule in the header.
-  std::string undone = hinted.source;
-  const auto replace_all = [&](const std::string& from, const std::string& to) {
-    for (std::size_t at = undone.find(from); at != std::string::npos; at = undone.find(from, at + to.size()))
-      undone.replace(at, from.size(), to);
-  };
-  replace_all("\"streaming_hints\":true,", "");
-  replace_all("tma_load_2d_hint(", "tma_load_2d(");
-  replace_all(", read_once);", ");");
-  replace_all("          const u64 read_once = l2_evict_first_policy();\n", "");
-  replace_all("__ldcs((const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol]))",
-              "*(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol])");
-  replace_all("__stcs((uint4*)(&out_Y[(size_t)grow * N + gcol - 7]), make_uint4(",
-              "*(uint4*)(&out_Y[(size_t)grow * N + gcol - 7]) = make_uint4(");
-  replace_all(") << 16)));", ") << 16));");
-  const std::size_t helpers = undone.find("// streaming_hints: L2 drops");
-  ASSERT_NE(helpers, std::string::npos);
-  undone.erase(helpers, undone.find("\n\n", helpers) + 2 - helpers);
-  std::string expected = plain.source;
-  for (std::size_t at = expected.find(plain.name); at != std::string::npos;
-       at = expected.find(plain.name, at + 1))
-    expected.replace(at, plain.name.size(), hinted.name);
-  EXPECT_EQ(undone, expected);
+  // Undo the hints and the kernels are the same text.
+  EXPECT_EQ(undone(hinted, plain,
+                   {{"\"streaming_hints\":true,", ""},
+                    {"tma_load_2d_hint(", "tma_load_2d("},
+                    {", read_once);", ");"},
+                    {"          const u64 read_once = l2_evict_first_policy();\n", ""},
+                    {"__ldcs((const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol]))",
+                     "*(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol])"},
+                    {"__stcs((uint4*)(&out_Y[(size_t)grow * N + gcol - 7]), make_uint4(",
+                     "*(uint4*)(&out_Y[(size_t)grow * N + gcol - 7]) = make_uint4("},
+                    {") << 16)));", ") << 16));"}},
+                   "// streaming_hints: L2 drops"),
+            plain.source);
 }
 
 TEST(DeferredEmitter, AStashStoredFromTheSlotKeptInL2StoresItsBoxesWithTheEvictLastPolicy) {
@@ -510,28 +522,19 @@ TEST(DeferredEmitter, AStashStoredFromTheSlotKeptInL2StoresItsBoxesWithTheEvictL
   // interior_tiles); no element store carries it, and the finish kernel is the same.
   EXPECT_TRUE(contains(main_kept, "createpolicy.fractional.L2::evict_last.b64"));
   EXPECT_TRUE(contains(main_kept, ".bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;"));
-  EXPECT_EQ(source_text::count(main_kept, "tma_store_2d_keep(&tma_stash, sIn + in_slot * IN_SLOT_BYTES + "), 1);
+  EXPECT_EQ(source_text::count(main_kept, "tma_store_2d_keep(&tma_stash, sIn + in_slot * IN_SLOT_BYTES + "),
+            1);
   EXPECT_FALSE(contains(main_kept, "tma_store_2d(&tma_stash"));
   EXPECT_FALSE(contains(main_kept, "st_keep("));
   EXPECT_TRUE(finish_kernel_text(kept) == finish_kernel_text(plain));
-  // Undo the policy and the kernels are the same text, but for the schedule in the header.
-  std::string undone = kept.source;
-  const auto replace_all = [&](const std::string& from, const std::string& to) {
-    for (std::size_t at = undone.find(from); at != std::string::npos; at = undone.find(from, at + to.size()))
-      undone.replace(at, from.size(), to);
-  };
-  replace_all(",\"stash_evict_last\":true", "");
-  replace_all("tma_store_2d_keep(&tma_stash", "tma_store_2d(&tma_stash");
-  replace_all(", l2_keep);", ");");
-  replace_all("  const u64 l2_keep = l2_evict_last_policy();  // for the stash's stores\n", "");
-  const std::size_t helpers = undone.find("// stash_evict_last: L2 keeps");
-  ASSERT_NE(helpers, std::string::npos);
-  undone.erase(helpers, undone.find("\n\n", helpers) + 2 - helpers);
-  std::string expected = plain.source;
-  for (std::size_t at = expected.find(plain.name); at != std::string::npos;
-       at = expected.find(plain.name, at + 1))
-    expected.replace(at, plain.name.size(), kept.name);
-  EXPECT_EQ(undone, expected);
+  // Undo the policy and the kernels are the same text.
+  EXPECT_EQ(undone(kept, plain,
+                   {{",\"stash_evict_last\":true", ""},
+                    {"tma_store_2d_keep(&tma_stash", "tma_store_2d(&tma_stash"},
+                    {", l2_keep);", ");"},
+                    {"  const u64 l2_keep = l2_evict_last_policy();  // for the stash's stores\n", ""}},
+                   "// stash_evict_last: L2 keeps"),
+            plain.source);
 }
 
 }  // namespace
