@@ -216,7 +216,12 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     const double warps = static_cast<double>(a.m) * (s.finish_row_split ? schedule::kFinishSplit : 1);
     const double resident_warps = machine.sms * 6.0 * (schedule::kFinishThreads / 32);
     const double fill = std::clamp(warps / resident_warps, 0.3, 1.0);
-    finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3 * fill);
+    // The pairs walk (two columns a lane a load) keeps fewer bytes in flight than the wide walk's 16-byte
+    // words (wide_finish).
+    const double walk = s.wide_finish  ? 1.0
+                        : stashed == 2 ? machine.pairs_walk_rate_16
+                                       : machine.pairs_walk_rate_32;
+    finish_us = machine.launch_us + rows_bytes / (machine.dram_gbps * 1e3 * fill * walk);
     late_ops = 0;  // the finish kernel's arithmetic hides under its traffic
     late_bytes = 0;
   } else if (stashing) {

@@ -20,6 +20,11 @@ struct MachineModel {
   double fp32_gops_per_sm = 250;  // f32 operations per second per SM, in G (128 lanes at ~1.98 GHz)
   double launch_us = 3;           // launch and ramp-up of a kernel
   double cta_start_us = 1.5;      // a CTA's start: barrier set-up and the pipeline's first TMA round trip
+  // A finish kernel's rate walking a row two columns a lane a load, against its rate in 16-byte words
+  // (wide_finish), over a 16-bit stash and an f32 one: wide_finish's H200 A/B (NOTES, Change 40) ran the
+  // post-LN and softmax rows with 16-bit stashes 0.69-0.73 as fast without it, GELU-LN's f32 stash 0.89.
+  double pairs_walk_rate_16 = 0.72;
+  double pairs_walk_rate_32 = 0.9;
 };
 
 /// The model of `target`: its SM count, H200 figures for the rest.

@@ -82,6 +82,27 @@ TEST(CostModel, TheFinishKernelsRowOrderAndTheStashsL2PolicyCostNothing) {
   EXPECT_EQ(reverse.epilogue_us, forward.epilogue_us);
 }
 
+TEST(CostModel, TheWideWalkOfTheFinishKernelIsPricedAheadOfThePairsWalk) {
+  // post-LN M16384 N1024 with a bf16 stash: the finish kernel reads 32 MB of stash and writes 32 MB of Y; the
+  // pairs walk moves those bytes at pairs_walk_rate_16 of the wide walk's rate.
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = true;
+  const double pairs = estimate(plan, s).total_us;
+  s.wide_finish = true;
+  const double wide = estimate(plan, s).total_us;
+  const MachineModel machine;
+  const double wide_finish_us = 16384.0 * 1024 * (2 + 2) / (machine.dram_gbps * 1e3);
+  EXPECT_NEAR(pairs - wide, wide_finish_us * (1 / machine.pairs_walk_rate_16 - 1), 0.5);
+  // An f32 stash: the pairs walk's loads are twice as wide, the gap smaller.
+  s.bf16_stash = false;
+  const double wide_f32 = estimate(plan, s).total_us;
+  s.wide_finish = false;
+  const double pairs_f32 = estimate(plan, s).total_us;
+  EXPECT_GT(pairs_f32, wide_f32);
+  EXPECT_LT((pairs_f32 - wide_f32) / wide_f32, (pairs - wide) / wide);
+}
+
 TEST(CostModel, ApproximateMathShortensTheElementsOfASoftCap) {
   // The cap's tanh and the finish kernel's exp a special-function operation each: the epilogue costs less,
   // the reductions' own updates (accurate either way) the same.
