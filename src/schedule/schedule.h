@@ -159,18 +159,15 @@ struct Schedule {
   // or in batches: vector_loads, batched_reads and deep_reads are the main kernel's alone. Written to JSON
   // only when true.
   bool wide_finish = false;
-  // With a deferred reduction, the finish kernel takes the rows last-first: the main kernel writes the stash
-  // row block by row block, so when it ends L2 still holds the lines of its last rows, and a finish kernel
-  // that starts there reads those from L2 before its own traffic evicts them (one that starts at row 0 finds
-  // the first rows' lines long gone, and by the time it reaches the last ones it has evicted them itself).
-  // The rows' values are the same either way. Written to JSON only when true.
+  // With a deferred reduction, the finish kernel takes the rows last-first, meant to read the stash lines
+  // of the main kernel's last rows while L2 still holds them. The rows' values are the same either way.
+  // Measured slower (the search leaves it out; legal, for logged schedules and A/Bs). Written to JSON only
+  // when true.
   bool reverse_finish = false;
   // With a deferred reduction whose main kernel stores its stash element-wise (no tma_store) or by TMA from
-  // the staged slot (stash_in_slot): those stores carry an L2 evict_last policy, so that L2 keeps more of the stash for the finish kernel than the third of
-  // its lines an even-handed L2 holds when the main kernel ends (and less of the operands and inputs the main
-  // kernel streamed, which no later tile reads). Where the operands need L2 themselves (B of N = 4096 is
-  // 32 MB) it can cost the main kernel more than it saves: a searched knob, with reverse_finish alone (the
-  // kept lines are the newest, the ones a reversed finish reads first). Written to JSON only when true.
+  // the staged slot (stash_in_slot): those stores carry an L2 evict_last policy, so that L2 keeps more of the
+  // stash for the finish kernel. The kept lines push out the operands the main kernel re-reads: measured
+  // slower (the search leaves it out; legal, for logged schedules and A/Bs). Written to JSON only when true.
   bool stash_evict_last = false;
   // With tma_store and BN of three boxes or more (192, 256): a warpgroup's tile leaves 64 columns at a time
   // through two 64 x 64 staging boxes, each stored as soon as the element loop has filled it (and refilled
