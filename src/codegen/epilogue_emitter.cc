@@ -601,8 +601,8 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.line("fence_proxy_async_shared();");
     out.line("warpgroup_sync(consumer);");
     out.open("if (store_leader)");
-    // stash_evict_last: the stash's boxes carry the L2 policy l2_keep (stash_keep_helpers).
-    const bool keep = schedule_.deferred() && schedule_.stash_evict_last;
+    // stash_evict_last (legal here only with the stash in the slot): its boxes carry the L2 policy l2_keep.
+    const bool keep = schedule_.stash_evict_last;
     out.line(std::string(keep ? "tma_store_2d_keep(" : "tma_store_2d(") + stored_map() +
              ", sIn + in_slot * IN_SLOT_BYTES + " + std::to_string(in_place_offset()) +
              " + ((i >> 5) * BM + a_row0) * 128, n0 + 64 * (i >> 5), m0 + a_row0" +
