@@ -35,6 +35,10 @@ void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files,
   std::string persistent;
   if (kernel.launch.persistent && kernel.launch.cluster_x > 1) {
     persistent = " (persistent: as many clusters as the device runs at once walk the row blocks)";
+  } else if (kernel.launch.persistent && kernel.launch.group_x > 1) {
+    persistent = " (persistent, cooperative: groups of " + std::to_string(kernel.launch.group_x) +
+                 " CTAs, as many as the device runs at once, walk the row blocks and exchange through global "
+                 "memory)";
   } else if (kernel.launch.persistent) {
     persistent = std::string(kernel.launch.row_blocks ? " row blocks" : " tiles") +
                  " (persistent: " + std::to_string(kernel.launch.ctas_per_multiprocessor) + " CTA" +

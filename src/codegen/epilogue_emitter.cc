@@ -658,7 +658,6 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
   // with the same warpgroup of its peers, through its own buffers.
   const bool own_rows = schedule_.alternate_row_blocks();
   const bool ping_pong = schedule_.warp_roles == schedule::WarpRoles::kPingPong && !own_rows;
-  const std::string xch = own_rows ? "wg_xch" : "xch", xbar = own_rows ? "wg_xbar" : "xbar";
   if (ping_pong) {
     out.line(
         "// ... then across the two ping-pong warpgroups, which own the same rows, through shared memory");
@@ -695,66 +694,11 @@ void EpilogueEmitter::end_stage(CodeStream& out, int stage) const {
     out.close();
   }
   if (schedule_.cluster_n > 1) {
-    out.line("// ... then across the cluster's CTAs through distributed shared memory");
-    out.open("");
-    out.line("const int buf = xround & 1;");
-    out.line("const u32 parity = (xround >> 1) & 1;");
-    out.open(ping_pong ? "if ((lane & 3) == 0 && consumer == 0)" : "if ((lane & 3) == 0)");
-    out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-    out.open("for (int h = 0; h < 2; ++h)");
-    for (const Slot& slot : slots) {
-      for (const auto& [offset, part] : exchanged(slot)) {
-        out.line("st_cluster_f32(map_to_rank(&" + xch + "[((buf * CLUSTER_N + cta_rank) * XSLOTS + " +
-                 std::to_string(slot.xslot + offset) + ") * BM + local_row0 + 8 * h], peer), " +
-                 slot_name(slot.stage, slot.index) + part + "[h]);");
-      }
-    }
-    out.close();
-    if (schedule_.fenced_exchange_arrive) {
-      out.close();
-      out.line("// One cluster-scope release for all peers, then relaxed arrivals.");
-      out.line(R"(asm volatile("fence.acq_rel.cluster;" ::: "memory");)");
-      out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-      out.line("mbar_arrive_cluster_relaxed(map_to_rank(&" + xbar + "[buf], peer));");
+    if (schedule_.global_exchange) {
+      global_exchange(out, stage, slots, own_rows, ping_pong);
     } else {
-      out.line("mbar_arrive_cluster(map_to_rank(&" + xbar + "[buf], peer));");
+      dsmem_exchange(out, stage, slots, own_rows, ping_pong);
     }
-    out.close();
-    out.close();
-    if (trace_ != nullptr)
-      trace_->mark(out, TraceEvent::kExchangeSent, stage, "m0 / BM", std::to_string(kTraceRowBlock));
-    out.line(
-        std::string(schedule_.relaxed_exchange_wait ? "mbar_wait_cluster_relaxed" : "mbar_wait_cluster") +
-        "(&" + xbar + "[buf], parity);");
-    out.open("for (int h = 0; h < 2; ++h)");
-    for (const Slot& slot : slots) {
-      auto partial = [&](int offset) {
-        return xch + "[((buf * CLUSTER_N + peer) * XSLOTS + " + std::to_string(slot.xslot + offset) +
-               ") * BM + local_row0 + 8 * h]";
-      };
-      const std::string name = slot_name(slot.stage, slot.index);
-      if (partial_form(slot) !=
-          nullptr) {  // every CTA combines the peers in rank order: the same bits everywhere
-        merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
-        out.line("#pragma unroll");
-        out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-        out.line(merged_combine(slot, partial));
-        out.close();
-        merged_store(out, slot);
-        continue;
-      }
-      const std::string v = "v" + std::to_string(slot.index);
-      out.line("float " + v + " = " + identity(slot.node->op) + ";");
-      out.line("#pragma unroll");
-      out.open("for (int peer = 0; peer < CLUSTER_N; ++peer)");
-      out.line("const float p = " + partial(0) + ";");
-      out.line(v + " = " + combine(slot.node->op, v, "p") + ";");
-      out.close();
-      out.line(name + "[h] = " + v + ";");
-    }
-    out.close();
-    out.line("++xround;");
-    out.close();
   }
   // The reduction computes themselves, now that their reductions span whole rows.
   emit_row_values(out, plan_.stages[stage].reductions);

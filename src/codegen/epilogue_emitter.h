@@ -149,6 +149,16 @@ class EpilogueEmitter {
   bool is_output(const te::Tensor& t) const;
   /// The quad's combine of `slots`' partials (the lanes sharing a row hold the same values after it).
   void quad_combine(CodeStream& out, const std::vector<Slot>& slots) const;
+  // The cluster's or group's partials of each slot combined in rank order (`xch`: the exchange buffer in
+  // scope; `from_l2`: global_exchange's buffer in the workspace, loaded past L1).
+  void combine_peers(CodeStream& out, const std::vector<Slot>& slots, const std::string& xch,
+                     bool from_l2) const;
+  // The row partials across the cluster's CTAs through distributed shared memory.
+  void dsmem_exchange(CodeStream& out, int stage, const std::vector<Slot>& slots, bool own_rows,
+                      bool ping_pong) const;
+  // global_exchange: the row partials across the group's CTAs through global memory.
+  void global_exchange(CodeStream& out, int stage, const std::vector<Slot>& slots, bool own_rows,
+                       bool ping_pong) const;
   /// What the element loop, the row loop and the interior test read in the emitter's walk.
   std::string elements() const;       // a thread's elements of a tile (kFragment) or of a row step (kRow)
   std::string rows_loop() const;      // the loop over a thread's rows, h

@@ -70,8 +70,11 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
     const int clusters = std::max(1, runtime::max_active_clusters(*function_, config));
     grid_ = std::min(grid_ / source_.launch.cluster_x, clusters) * source_.launch.cluster_x;
   } else if (source_.launch.persistent) {
-    grid_ = std::min(grid_, source_.launch.ctas_per_multiprocessor *
-                                context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+    // Whole groups (global_exchange), as many CTAs as the device runs at once.
+    const int group = source_.launch.group_x;
+    const int fit =
+        source_.launch.ctas_per_multiprocessor * context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    grid_ = std::max(1, std::min(grid_, fit) / group) * group;
   }
 }
 
@@ -87,6 +90,7 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
   if (source_.stash_bytes > 0) {
     bindings.stash =
         std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
+    if (source_.zeroed_workspace) bindings.stash->fill_bytes(0);
   }
   if (source_.trace_capacity > 0) {
     const PhaseTrace trace(true, source_.trace_capacity);
@@ -182,6 +186,7 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
   config.cluster = {static_cast<unsigned>(source_.launch.cluster_x), 1, 1};
   config.dynamic_shared_bytes = static_cast<unsigned>(source_.launch.shared_bytes);
   config.stream = stream;
+  config.cooperative = source_.launch.cooperative;
   runtime::launch(*function_, config, args.data());
   if (finish_) {  // same arguments; the stream orders it after the main kernel
     runtime::LaunchConfig finish;

@@ -62,6 +62,9 @@ class KernelEmitter {
   // a plan without reductions does and leave the combine to the finish kernel.
   bool reduces_in_kernel() const { return plan_.has_reductions() && !s_.deferred(); }
   bool warpgroups_own_rows() const { return walks_row_blocks() && s_.alternate_row_blocks(); }
+  // global_exchange: the exchanging groups of a CTA, each with its own round counter and buffers (both
+  // warpgroups when they own their rows).
+  int exchange_groups() const { return warpgroups_own_rows() ? 2 : 1; }
 
   KernelSource emit() {
     KernelSource result;
@@ -112,6 +115,17 @@ class KernelEmitter {
           static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
       result.launch.finish_block_x = schedule::kFinishThreads;
     }
+    if (s_.global_exchange) {
+      // The exchange's round counters (a word per exchanging group of each CTA group, and one counting the
+      // CTAs done), then the row partials, after whatever the workspace holds, from a 16-byte boundary.
+      exchange_offset_ = ceil_div(result.stash_bytes, 16) * 16;
+      const std::int64_t counters = ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16;
+      result.stash_bytes =
+          exchange_offset_ + counters + 4 * m_blocks * exchange_groups() * 2 * s_.cluster_n * xslots_ * s_.bm;
+      result.zeroed_workspace = true;
+      result.launch.group_x = s_.cluster_n;
+      result.launch.cooperative = true;
+    }
     result.launch.block_x = s_.threads();
     result.launch.cluster_x = schedule::cluster_ctas(plan_, s_);
     if (reduces_in_kernel()) {
@@ -142,6 +156,7 @@ class KernelEmitter {
     if (staged_.streams_loads()) emit_streaming_helpers(out);
     epilogue.helpers(out);
     if (s_.prefetch_inputs) emit_prefetch_helper(out);
+    if (s_.global_exchange) emit_global_exchange_helpers(out);
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
     kernel(out, result, epilogue);
@@ -154,9 +169,11 @@ class KernelEmitter {
   std::int64_t shared_bytes() const {
     const std::int64_t ring = static_cast<std::int64_t>(s_.stages) * (s_.bm + s_.bn) * 64 * 2;
     const std::int64_t barriers = 8 * (2 * s_.stages + 4) + (warpgroups_own_rows() ? 16 : 0);
-    const std::int64_t exchange =
-        s_.cluster_n > 1 ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm * (warpgroups_own_rows() ? 2 : 1) : 0;
-    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && reduces_in_kernel();
+    const std::int64_t exchange = s_.cluster_n > 1 && !s_.global_exchange
+                                      ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm * exchange_groups()
+                                      : 0;
+    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && reduces_in_kernel() &&
+                       !(s_.global_exchange && warpgroups_own_rows());
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
     return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
            schedule::shared_stash_bytes(plan_, s_) + schedule::staged_input_bytes(plan_, s_);
@@ -208,6 +225,13 @@ class KernelEmitter {
         out.line("constexpr int ROW_SPLIT = " + std::to_string(schedule::kFinishSplit) +
                  ";  // the finish kernel's warps a row");
       }
+    }
+    if (s_.global_exchange) {
+      out.line("constexpr size_t XCOUNT_BYTE = " + std::to_string(exchange_offset_) + ", XCH_BYTE = " +
+               std::to_string(exchange_offset_ + ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16) +
+               ";  // the exchange's counters and row partials in the workspace");
+      out.line("constexpr int XGROUPS = " + std::to_string(exchange_groups()) +
+               ";  // exchanging groups a CTA: a round counter and buffers each");
     }
     out.line("constexpr u32 STAGE_BYTES = (BM + BN) * BK * 2;");
     out.line();
@@ -281,7 +305,9 @@ class KernelEmitter {
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
     }
     out.line("u64* empty = full + STAGES;                 // consumers released stage s");
-    if (warpgroups_own_rows()) {
+    if (s_.global_exchange) {
+      global_exchange_carve(out);
+    } else if (warpgroups_own_rows()) {
       out.line(
           "u64* xbar = empty + STAGES;                 // cluster exchange rounds, double-buffered, per "
           "warpgroup");
@@ -303,7 +329,7 @@ class KernelEmitter {
           "float* wgx = xch + (CLUSTER_N > 1 ? 2 * CLUSTER_N * XSLOTS * BM : 0);  // [2][2][XSLOTS][BM] from "
           "each ping-pong warpgroup");
     }
-    out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
+    if (!s_.global_exchange) out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     if (s_.carried == ValueHome::kShared) {
       const bool pairs = s_.warp_roles == WarpRoles::kPingPong;
       const std::string at = std::string("wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0");
@@ -325,9 +351,11 @@ class KernelEmitter {
     // Row partials go to the cluster's peers from the lanes that lead each row's quad: of every consumer
     // warpgroup when they own different rows, of the first alone in ping-pong (both own the same rows).
     const std::string writers = s_.warp_roles == WarpRoles::kPingPong ? "32" : "32 * CONSUMERS";
-    out.line("mbar_init(&xbar[0], CLUSTER_N * " + writers + ");");
-    out.line("mbar_init(&xbar[1], CLUSTER_N * " + writers + ");");
-    if (warpgroups_own_rows()) {
+    if (!s_.global_exchange) {
+      out.line("mbar_init(&xbar[0], CLUSTER_N * " + writers + ");");
+      out.line("mbar_init(&xbar[1], CLUSTER_N * " + writers + ");");
+    }
+    if (warpgroups_own_rows() && !s_.global_exchange) {
       out.line("mbar_init(&xbar[2], CLUSTER_N * 32);");
       out.line("mbar_init(&xbar[3], CLUSTER_N * 32);");
     }
@@ -337,7 +365,11 @@ class KernelEmitter {
     out.line("fence_mbar_init();");
     out.close();
     out.line(result.launch.cluster_x > 1 ? "cluster_sync();" : "__syncthreads();");
-    out.line("const u32 cta_rank = " + std::string(result.launch.cluster_x > 1 ? "cluster_rank();" : "0;"));
+    if (s_.global_exchange) {
+      out.line("const u32 cta_rank = blockIdx.x % CLUSTER_N;  // in the group of consecutive CTAs");
+    } else {
+      out.line("const u32 cta_rank = " + std::string(result.launch.cluster_x > 1 ? "cluster_rank();" : "0;"));
+    }
     out.line("const TileSequence tiles = cta_tiles(cta_rank);");
     trace_.begin(out, "(1 + CONSUMERS)");
     out.line();
@@ -535,8 +567,13 @@ class KernelEmitter {
     if (warpgroups_own_rows()) {
       out.line("// This warpgroup's cluster exchange buffers and rounds.");
       out.line("float* const wg_xch = xch + consumer * (2 * CLUSTER_N * XSLOTS * BM);");
-      out.line("u64* const wg_xbar = xbar + 2 * consumer;");
-      out.line("(void)wg_xch; (void)wg_xbar;");
+      if (s_.global_exchange) {
+        out.line("u32* const wg_xcount = xcount + consumer;");
+        out.line("(void)wg_xch; (void)wg_xcount;");
+      } else {
+        out.line("u64* const wg_xbar = xbar + 2 * consumer;");
+        out.line("(void)wg_xch; (void)wg_xbar;");
+      }
       if (s_.carried == ValueHome::kShared)
         out.line("sstash += consumer * STASH_FLOATS;  // this warpgroup's stash");
     }
@@ -647,7 +684,49 @@ class KernelEmitter {
     if (walks_row_blocks()) out.close();
     if (s_.tma_store && reduces_in_kernel())
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
+    if (s_.global_exchange) global_exchange_reset(out);
     trace_.end(out);
+  }
+
+  // global_exchange: the group's round counters and row partials, in the workspace; no exchange barriers.
+  void global_exchange_carve(CodeStream& out) const {
+    const bool own_rows = warpgroups_own_rows();
+    out.line(
+        own_rows
+            ? "u64* order = empty + STAGES;                // ping-pong: the mainloops of row block k "
+              "finished"
+            : "u64* order = empty + STAGES;                // ping-pong: the mainloop of tile t finished");
+    if (own_rows) {
+      out.line("float* wgx = nullptr;                       // unused: rows are not shared");
+    } else {
+      out.line(
+          "float* wgx = (float*)(order + 2);           // [2][2][XSLOTS][BM] from each ping-pong warpgroup");
+    }
+    out.line(
+        "// The group's row partials from each CTA, in the workspace ([XGROUPS][2][CLUSTER_N][XSLOTS][BM]");
+    out.line(
+        "// a group), and its counters (the rounds each exchanging group has arrived at, then the CTAs "
+        "done).");
+    out.line("const int group = blockIdx.x / CLUSTER_N;");
+    out.line(
+        "float* xch = (float*)((unsigned char*)stash + XCH_BYTE) + group * (XGROUPS * 2 * CLUSTER_N * XSLOTS "
+        "* "
+        "BM);");
+    out.line("u32* xcount = (u32*)((unsigned char*)stash + XCOUNT_BYTE) + group * (XGROUPS + 1);");
+    out.line("(void)xch; (void)xcount; (void)order; (void)wgx;");
+  }
+
+  // global_exchange: the last CTA of a group to finish sets its counters back to zero for the next launch
+  // (every CTA of the group has read its last partials once it has counted itself done).
+  void global_exchange_reset(CodeStream& out) const {
+    out.line("// The group's counters back to zero for the next launch, by its last CTA to finish.");
+    out.line("consumers_sync(CONSUMERS * 128);");
+    out.open("if (threadIdx.x == 128)");
+    out.line("__threadfence();");
+    out.open("if (atomicAdd(&xcount[XGROUPS], 1u) == (u32)(CLUSTER_N - 1))");
+    out.line("for (int g = 0; g <= XGROUPS; ++g) atomicExch(&xcount[g], 0u);");
+    out.close();
+    out.close();
   }
 
   // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
@@ -690,7 +769,8 @@ class KernelEmitter {
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;
-  std::int64_t parts_offset_ = 0;  // deferred: bytes of the workspace before the row partials
+  std::int64_t parts_offset_ = 0;     // deferred: bytes of the workspace before the row partials
+  std::int64_t exchange_offset_ = 0;  // global_exchange: bytes of the workspace before its counters
   // The finish kernel's view of the schedule: its inputs come from global memory and its outputs go there
   // (tma_inputs and tma_store stage a tile's inputs and its stash for the main kernel only).
   const Schedule finish_schedule_ = [this] {

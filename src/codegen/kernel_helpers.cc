@@ -126,4 +126,15 @@ void emit_prefetch_helper(CodeStream& out) {
   out.line();
 }
 
+void emit_global_exchange_helpers(CodeStream& out) {
+  out.raw(
+      R"CUDA(// global_exchange: a group's round counter read with acquire semantics at GPU scope (the peers' partials,
+// released before their arrivals, are visible after it), and named barriers 4 and 5 for the 128 threads of
+// consumer warpgroup 0 or 1, for a warpgroup that owns its rows and exchanges on its own.
+__device__ __forceinline__ u32 ld_acquire_gpu(const u32* p) { u32 v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
+__device__ __forceinline__ void exchange_sync(int consumer) { asm volatile("bar.sync %0, 128;" :: "r"(4 + consumer) : "memory"); }
+
+)CUDA");
+}
+
 }  // namespace comfuse::codegen

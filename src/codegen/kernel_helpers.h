@@ -8,8 +8,8 @@ namespace comfuse::codegen {
 
 /// multicast_b: a B box loaded into every CTA of the cluster, and a stage released here and in the peer.
 void emit_multicast_helpers(CodeStream& out);
-/// stash_evict_last: the stash's element and pair stores with an L2 evict_last policy, or (`by_tma`, the stash
-/// stored from the staged slot) its TMA box store with that policy.
+/// stash_evict_last: the stash's element and pair stores with an L2 evict_last policy, or (`by_tma`, the
+/// stash stored from the staged slot) its TMA box store with that policy.
 void emit_stash_keep_helpers(CodeStream& out, bool by_tma);
 /// streaming_hints: the L2 evict_first policy and a TMA box load that carries it.
 void emit_streaming_helpers(CodeStream& out);
@@ -18,5 +18,7 @@ void emit_streaming_helpers(CodeStream& out);
 void emit_tma_store_helpers(CodeStream& out, bool in_chunks);
 /// prefetch_inputs: a bulk prefetch into L2.
 void emit_prefetch_helper(CodeStream& out);
+/// global_exchange: the acquiring load that polls a round counter, and a warpgroup's own named barrier.
+void emit_global_exchange_helpers(CodeStream& out);
 
 }  // namespace comfuse::codegen

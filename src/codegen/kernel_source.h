@@ -41,6 +41,11 @@ struct LaunchConfig {
   bool persistent = false;
   bool row_blocks = false;          // grid_x counts row blocks (x cluster_x): the plan has row reductions
   int ctas_per_multiprocessor = 1;  // of a persistent launch: as many as fit an SM at once
+  // global_exchange: groups of group_x consecutive CTAs (no hardware cluster) walk a row block together and
+  // wait for each other, so the launch is cooperative (all CTAs resident, or it fails) and a persistent grid
+  // keeps whole groups.
+  int group_x = 1;
+  bool cooperative = false;
   // A deferred reduction's finish kernel, launched after the main kernel on the same stream with the same
   // arguments (finish_grid_x = 0: none): plain CTAs of finish_block_x threads, no cluster, no dynamic shared
   // memory.
@@ -55,6 +60,9 @@ struct KernelSource {
   LaunchConfig launch;
   std::vector<KernelParam> params;
   std::int64_t stash_bytes = 0;
+  // The workspace (stash_bytes) starts zeroed when bound: global_exchange's round counters, which the kernel
+  // leaves at zero again when it ends.
+  bool zeroed_workspace = false;
   schedule::Schedule schedule;
   // The phase trace (EmitOptions::phase_trace): records a (CTA, warpgroup) slot holds, 0 when not traced.
   int trace_capacity = 0;

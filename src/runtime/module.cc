@@ -1,6 +1,7 @@
 // Module loading and kernel launches through cuLaunchKernelEx.
 #include "runtime/module.h"
 
+#include <array>
 #include <utility>
 
 namespace comfuse::runtime {
@@ -10,6 +11,8 @@ namespace {
 constexpr unsigned kDefaultDynamicSharedLimit = 48 * 1024;
 // The largest cluster every device that supports clusters accepts.
 constexpr unsigned kPortableClusterSize = 8;
+
+using LaunchAttributes = std::array<CUlaunchAttribute, 2>;
 
 std::string dims(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
@@ -40,9 +43,9 @@ void allow(const Function& function, const LaunchConfig& config) {
   }
 }
 
-// The driver's form of `config` over `grid`, the cluster shape in `attribute` (attached when the cluster has
-// more than one block).
-CUlaunchConfig driver_config(const LaunchConfig& config, const Dim3& grid, CUlaunchAttribute& attribute) {
+// The driver's form of `config` over `grid`, with its attributes in `attributes`: the cluster shape when the
+// cluster has more than one block, and the cooperative flag.
+CUlaunchConfig driver_config(const LaunchConfig& config, const Dim3& grid, LaunchAttributes& attributes) {
   CUlaunchConfig out = {};
   out.gridDimX = grid.x;
   out.gridDimY = grid.y;
@@ -52,14 +55,21 @@ CUlaunchConfig driver_config(const LaunchConfig& config, const Dim3& grid, CUlau
   out.blockDimZ = config.block.z;
   out.sharedMemBytes = config.dynamic_shared_bytes;
   out.hStream = config.stream;
+  unsigned count = 0;
   if (config.cluster.volume() > 1) {
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = config.cluster.x;
-    attribute.value.clusterDim.y = config.cluster.y;
-    attribute.value.clusterDim.z = config.cluster.z;
-    out.attrs = &attribute;
-    out.numAttrs = 1;
+    CUlaunchAttribute& cluster = attributes[count++];
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = config.cluster.x;
+    cluster.value.clusterDim.y = config.cluster.y;
+    cluster.value.clusterDim.z = config.cluster.z;
   }
+  if (config.cooperative) {
+    CUlaunchAttribute& cooperative = attributes[count++];
+    cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    cooperative.value.cooperative = 1;
+  }
+  out.attrs = count > 0 ? attributes.data() : nullptr;
+  out.numAttrs = count;
   return out;
 }
 
@@ -100,9 +110,9 @@ Function Module::function(const std::string& name) const {
 
 int max_active_clusters(const Function& function, const LaunchConfig& config) {
   allow(function, config);
-  CUlaunchAttribute attribute = {};
+  LaunchAttributes attributes = {};
   // One cluster's grid: the query reads the cluster's shape, not the grid's.
-  const CUlaunchConfig query = driver_config(config, config.cluster, attribute);
+  const CUlaunchConfig query = driver_config(config, config.cluster, attributes);
   int clusters = 0;
   const Driver& driver = function.driver();
   const CUresult result = driver.api().occupancy_max_active_clusters(&clusters, function.get(), &query);
@@ -119,14 +129,15 @@ int max_active_clusters(const Function& function, const LaunchConfig& config) {
 void launch(const Function& function, const LaunchConfig& config, void** args) {
   validate(function, config);
   allow(function, config);
-  CUlaunchAttribute attribute = {};
-  const CUlaunchConfig launch_config = driver_config(config, config.grid, attribute);
+  LaunchAttributes attributes = {};
+  const CUlaunchConfig launch_config = driver_config(config, config.grid, attributes);
   const Driver& driver = function.driver();
   CUresult result = driver.api().launch_kernel_ex(&launch_config, function.get(), args, nullptr);
   if (result != CUDA_SUCCESS) {
     throw RuntimeError("cuLaunchKernelEx", static_cast<int>(result),
                        "kernel '" + function.name() + "' (grid " + dims(config.grid) + ", block " +
-                           dims(config.block) + ", cluster " + dims(config.cluster) + ", dynamic shared " +
+                           dims(config.block) + ", cluster " + dims(config.cluster) +
+                           (config.cooperative ? ", cooperative" : "") + ", dynamic shared " +
                            std::to_string(config.dynamic_shared_bytes) +
                            " bytes): " + driver.describe(result));
   }

@@ -74,6 +74,9 @@ struct LaunchConfig {
   unsigned dynamic_shared_bytes = 0;
   /// nullptr is the legacy default stream.
   CUstream stream = nullptr;
+  /// A cooperative launch: every block of the grid resident at once, or the launch fails
+  /// (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) instead of leaving blocks that wait on each other to hang.
+  bool cooperative = false;
 };
 
 /// Launches `function` with kernel parameters `args` (one pointer per parameter, as cuLaunchKernelEx takes

@@ -40,8 +40,11 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   // Row partials, double-buffered, one float per row and reduction: from each cluster peer for the DSMEM
   // exchange, and from each of the two ping-pong warpgroups (which own the same rows) for their combine.
   // On a persistent grid, ping-pong warpgroups walk alternate row blocks and each exchanges on its own.
-  const std::int64_t sources = (cluster_n > 1 ? cluster_n * (alternate_row_blocks() ? 2 : 1) : 0) +
-                               (warp_roles == WarpRoles::kPingPong ? 2 : 0);
+  // The exchange through global memory holds nothing here, and then ping-pong warpgroups that own their
+  // rows keep no combine buffer either.
+  const bool dsmem = cluster_n > 1 && !global_exchange;
+  const bool combine = warp_roles == WarpRoles::kPingPong && !(global_exchange && alternate_row_blocks());
+  const std::int64_t sources = (dsmem ? cluster_n * (alternate_row_blocks() ? 2 : 1) : 0) + (combine ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +
@@ -240,7 +243,22 @@ bool multicast_b_applies(const FusionPlan& plan, const Schedule& s) {
 
 int cluster_ctas(const FusionPlan& plan, const Schedule& s) {
   if (s.multicast_b) return 2;
-  return plan.has_reductions() && !s.deferred() ? s.cluster_n : 1;
+  return plan.has_reductions() && !s.deferred() && !s.global_exchange ? s.cluster_n : 1;
+}
+
+bool global_exchange_applies(const FusionPlan& plan, const Schedule& s) {
+  return plan.has_reductions() && !s.deferred() && s.cluster_n > 1 && s.persistent;
+}
+
+bool unstaged_vectors_apply(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs) return false;
+  bool element_wise = false, vector = false;
+  for (const EpilogueInput& input : plan.epilogue_inputs) {
+    if (!tma_staged(input)) continue;
+    element_wise = element_wise || input.broadcast == Broadcast::kFull;
+    vector = vector || input.broadcast == Broadcast::kRow;
+  }
+  return element_wise && vector;
 }
 
 bool divides_by_constant(const te::Expr& e) {
@@ -318,6 +336,7 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s) {
 
 bool stages_input(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input) {
   if (!tma_staged(input)) return false;
+  if (s.unstaged_vectors && input.broadcast == Broadcast::kRow) return false;
   if (!s.deferred()) return true;
   const Stage& first = plan.stages.front();
   for (const auto* tensors : {&first.tiles, &first.reductions}) {
@@ -394,6 +413,21 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.relaxed_exchange_wait && !(original.has_reductions() && s.cluster_n > 1)) {
     fail("relaxed_exchange_wait=true without a cluster exchange of row partials (cluster_n=" +
          std::to_string(s.cluster_n) + (original.has_reductions() ? "" : ", no row reductions") + ")");
+  }
+  if (s.global_exchange && !global_exchange_applies(original, s)) {
+    fail(
+        "global_exchange=true exchanges row partials between the CTAs of a row block on the persistent "
+        "grid: it needs row reductions combined across cluster_n > 1 CTAs (reduction=cluster) and "
+        "persistent=true (reduction=" +
+        std::string(reduction_placement_name(s.reduction)) + ", cluster_n=" + std::to_string(s.cluster_n) +
+        ", persistent=" + (s.persistent ? "true" : "false") + ")");
+  }
+  if (s.global_exchange && (s.fenced_exchange_arrive || s.relaxed_exchange_wait)) {
+    fail(std::string(
+             "fenced_exchange_arrive and relaxed_exchange_wait shape the exchange through "
+             "distributed shared memory, which global_exchange=true replaces (fenced_exchange_arrive=") +
+         (s.fenced_exchange_arrive ? "true" : "false") +
+         ", relaxed_exchange_wait=" + (s.relaxed_exchange_wait ? "true" : "false") + ")");
   }
   if (s.online_softmax && !online_softmax_applies(original)) {
     fail(
@@ -600,6 +634,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "of 8 (N=" +
         std::to_string(a.n) + ", carried=" + std::string(value_home_name(s.carried)) + ", " +
         std::to_string(tiles_per_warpgroup(plan, s)) + " tile(s) per warpgroup)");
+  }
+  if (s.unstaged_vectors && !unstaged_vectors_apply(plan, s)) {
+    fail(std::string("unstaged_vectors=true leaves the per-column vectors out of the staged slot: it needs "
+                     "tma_inputs=true and 16-bit inputs read both per element and per column (tma_inputs=") +
+         (s.tma_inputs ? "true" : "false") + ")");
   }
   const int registers = accumulator_registers(plan, s);
   if (registers > limits.registers_per_consumer_thread - 64) {

@@ -198,6 +198,18 @@ struct Schedule {
   // (.cs), so that L2 keeps what is read again (the operands, and the stash lines the finish kernel has yet
   // to read). Written to JSON only when true.
   bool streaming_hints = false;
+  // Reductions combined across cluster_n CTAs on the persistent grid: the CTAs that walk a row block
+  // together are consecutive blocks of a cooperative launch instead of a hardware cluster, and exchange
+  // their row partials through the workspace in global memory (written to L2, then one release-add a round
+  // on the group's counter, which the peers poll with acquiring loads) instead of distributed shared memory.
+  // A cluster of four fits 30 times in the H200's GPCs (120 of 132 SMs); groups of four fill all 132, and
+  // the exchange buffers leave shared memory. Written to JSON only when true.
+  bool global_exchange = false;
+  // With tma_inputs: only inputs read per element (a residual) are staged; those read per column (bias,
+  // gamma, beta: a row of N, the same for every row block) are read from global memory, where L1 and L2
+  // hold them, so that a slot is a residual tile alone (room for a fourth operand stage beside two slots of a
+  // 64 x 256 tile). Written to JSON only when true.
+  bool unstaged_vectors = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -319,8 +331,16 @@ bool finish_row_split_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether multicast_b can change the kernel of `plan` under `s`: its CTAs take tiles without combining
 /// row partials (no row reductions, or a deferred placement) and form no cluster along N.
 bool multicast_b_applies(const FusionPlan& plan, const Schedule& s);
-/// CTAs a cluster of the main kernel: cluster_n for reductions combined across a cluster, 2 with multicast_b.
+/// CTAs a cluster of the main kernel: cluster_n for reductions combined across a cluster (1 with
+/// global_exchange: no hardware cluster), 2 with multicast_b.
 int cluster_ctas(const FusionPlan& plan, const Schedule& s);
+/// Whether global_exchange can change the kernel of `plan` under `s`: row reductions combined across
+/// cluster_n > 1 CTAs in the kernel, on the persistent grid (whose cooperative launch keeps every CTA of a
+/// group resident while its peers wait for it).
+bool global_exchange_applies(const FusionPlan& plan, const Schedule& s);
+/// Whether unstaged_vectors can change the kernel of `plan` (the plan `s` runs) under `s`: tma_inputs with
+/// 16-bit inputs read per element and per column, so that the vectors leave the slot and the tile stays.
+bool unstaged_vectors_apply(const FusionPlan& plan, const Schedule& s);
 
 /// Whether `e` itself is what reciprocal_division rewrites: an f32 division by a constant.
 bool divides_by_constant(const te::Expr& e);

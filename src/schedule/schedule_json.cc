@@ -103,6 +103,8 @@ std::span<const OptionalKnob> optional_knobs() {
       {"staged_pairs", &Schedule::staged_pairs},
       {"stash_in_slot", &Schedule::stash_in_slot},
       {"streaming_hints", &Schedule::streaming_hints},
+      {"global_exchange", &Schedule::global_exchange},
+      {"unstaged_vectors", &Schedule::unstaged_vectors},
   };
   return kKnobs;
 }

@@ -115,8 +115,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // A deferred reduction's CTAs take tiles as a plan without reductions does; the finish kernel is apart.
   const bool deferred = plan.has_reductions() && s.deferred();
   const bool in_kernel = plan.has_reductions() && !deferred;
+  // The CTAs that walk a row block together: a hardware cluster, or with global_exchange a group of a
+  // cooperative launch, which no GPC strands.
+  const int hardware_cluster = s.global_exchange ? 1 : s.cluster_n;
   if (in_kernel && s.persistent) {  // clusters walk the row blocks
-    const auto fit = static_cast<std::int64_t>(concurrent_ctas(machine.sms, s.cluster_n)) / s.cluster_n;
+    const auto fit = static_cast<std::int64_t>(concurrent_ctas(machine.sms, hardware_cluster)) / s.cluster_n;
     const std::int64_t clusters = std::min<std::int64_t>(row_blocks, std::max<std::int64_t>(1, fit));
     ctas = clusters * s.cluster_n;
     row_blocks_per_cta = ceil_div(row_blocks, clusters);
@@ -134,7 +137,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     ctas = row_blocks * n_tiles;
     tiles_per_cta = 1;
   }
-  const double waves = std::ceil(static_cast<double>(ctas) / concurrent_ctas(machine.sms, s.cluster_n));
+  const double waves = std::ceil(static_cast<double>(ctas) / concurrent_ctas(machine.sms, hardware_cluster));
 
   // Tensor-core time of one tile on one SM. A single warpgroup issuing wgmma leaves the tensor cores idle
   // between its instructions; two (cooperative BM=128, or ping-pong) keep them fed. Narrow tiles lose to
@@ -241,9 +244,11 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double late_us =
       lone * (late_ops * element_us + late_bytes * byte_us) / (in_kernel ? kLatePassEfficiency : 1.0);
   // Combining a reduction across the cluster costs a cluster barrier per stage; across ping-pong
-  // warpgroups a named barrier.
-  const double exchange_us =
-      in_kernel ? reductions * ((s.cluster_n > 1 ? 1.0 : 0.0) + (ping_pong ? 0.3 : 0.1)) : 0.0;
+  // warpgroups a named barrier. Through global memory (global_exchange), a round trip through L2 (the
+  // partials stored, a fence and an atomic, polls, the peers' partials loaded): priced at twice the
+  // cluster's, a guess until measured.
+  const double cluster_exchange_us = s.cluster_n == 1 ? 0.0 : s.global_exchange ? 2.0 : 1.0;
+  const double exchange_us = in_kernel ? reductions * (cluster_exchange_us + (ping_pong ? 0.3 : 0.1)) : 0.0;
 
   // Per CTA. Without row reductions in the kernel, ping-pong hides one warpgroup's epilogue under the other's
   // mainloop and cooperative warpgroups run them in turn. With them, the later stages wait for whole rows:

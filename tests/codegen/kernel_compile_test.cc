@@ -495,6 +495,30 @@ TEST(KernelCompile, StashInSlot) {
   });
 }
 
+TEST(KernelCompile, GlobalExchange) {
+  // Row partials through global memory in groups of a cooperative launch: the suite's post-LN N = 1024
+  // cluster form with four stages and only the residual staged, a cooperative group of 8 with a two-pass
+  // variance, and an online softmax's partials (a running maximum and sum) in groups of 4.
+  Schedule ping_pong =
+      make_schedule(Knobs{.bm = 64, .bn = 256, .stages = 4, .cluster_n = 4, .roles = WarpRoles::kPingPong});
+  ping_pong.persistent = ping_pong.one_pass_variance = ping_pong.carry_in_accumulator = true;
+  ping_pong.interior_tiles = ping_pong.tma_inputs = ping_pong.global_exchange = ping_pong.unstaged_vectors =
+      true;
+  Schedule cooperative = make_schedule(Knobs{.bm = 128, .bn = 128, .stages = 3, .cluster_n = 8});
+  cooperative.persistent = cooperative.global_exchange = true;
+  Schedule softmax =
+      make_schedule(Knobs{.bm = 128, .bn = 128, .cluster_n = 4, .carried = ValueHome::kL2Stash});
+  softmax.persistent = softmax.online_softmax = softmax.global_exchange = true;
+  compile_all({
+      {"post_layernorm 1024 wide, cluster ping-pong, global exchange, four stages",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ping_pong},
+      {"post_layernorm odd, cooperative group of 8, global exchange",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
+      {"gemm_softmax reduced, online, group of 4, global exchange", workload("gemm_softmax", kReduced),
+       std::nullopt, softmax},
+  });
+}
+
 TEST(KernelCompile, OperatorsWrittenInTheDsl) {
   compile_all({
       {"silu / row max |x|", test_programs::silu_row_max(96, 64, 200), std::nullopt},

@@ -717,5 +717,54 @@ TEST(ScheduleJsonErrors, Fields) {
             "record[3].schedule.bk: expected an integer");
 }
 
+TEST(ScheduleErrors, GlobalExchange) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  auto grouped = [](Schedule& s) {
+    s.cluster_n = 4;
+    s.reduction = ReductionPlacement::kCluster;
+    s.persistent = s.global_exchange = true;
+  };
+  EXPECT_EQ(legality_error(ln, grouped), "(no error)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             grouped(s);
+                             s.persistent = false;
+                           }),
+            "schedule for 'mm': global_exchange=true exchanges row partials between the CTAs of a row block "
+            "on the persistent grid: it needs row reductions combined across cluster_n > 1 CTAs "
+            "(reduction=cluster) and persistent=true (reduction=cluster, cluster_n=4, persistent=false)");
+  EXPECT_EQ(legality_error(plan_of("gemm", 256, 128, 512), [](Schedule& s) { s.global_exchange = true; }),
+            "schedule for 'mm': global_exchange=true exchanges row partials between the CTAs of a row block "
+            "on the persistent grid: it needs row reductions combined across cluster_n > 1 CTAs "
+            "(reduction=cluster) and persistent=true (reduction=cta, cluster_n=1, persistent=false)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             grouped(s);
+                             s.relaxed_exchange_wait = true;
+                           }),
+            "schedule for 'mm': fenced_exchange_arrive and relaxed_exchange_wait shape the exchange through "
+            "distributed shared memory, which global_exchange=true replaces (fenced_exchange_arrive=false, "
+            "relaxed_exchange_wait=true)");
+}
+
+TEST(ScheduleErrors, UnstagedVectors) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  auto staged = [](Schedule& s) {
+    s.cluster_n = 4;
+    s.reduction = ReductionPlacement::kCluster;
+    s.tma_inputs = s.unstaged_vectors = true;
+  };
+  EXPECT_EQ(legality_error(ln, staged), "(no error)");
+  const std::string refused =
+      "schedule for 'mm': unstaged_vectors=true leaves the per-column vectors out of the staged slot: it "
+      "needs tma_inputs=true and 16-bit inputs read both per element and per column (tma_inputs=";
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             staged(s);
+                             s.tma_inputs = false;
+                           }),
+            refused + "false)");
+}
+
 }  // namespace
 }  // namespace comfuse::schedule

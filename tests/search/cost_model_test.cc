@@ -48,6 +48,25 @@ TEST(CostModel, PingPongHidesAStashingEpilogue) {
   EXPECT_LT(estimate(plan, ping_pong).total_us, estimate(plan, cooperative).total_us);
 }
 
+TEST(CostModel, GroupsExchangingThroughGlobalMemoryFillEverySm) {
+  // Post-LN K = 1024 N = 1024 in the cluster form: 30 clusters of four fit the H200 (120 of its 132 SMs) and
+  // walk 256 row blocks in nine rounds; 33 groups of four walk them in eight, with a slower exchange.
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule cluster;
+  cluster.bm = 64;
+  cluster.bn = 256;
+  cluster.stages = 3;
+  cluster.warp_roles = schedule::WarpRoles::kPingPong;
+  cluster.cluster_n = 4;
+  cluster.reduction = schedule::ReductionPlacement::kCluster;
+  cluster.persistent = cluster.carry_in_accumulator = cluster.one_pass_variance = true;
+  schedule::Schedule grouped = cluster;
+  grouped.global_exchange = true;
+  const CostEstimate dsmem = estimate(plan, cluster), global = estimate(plan, grouped);
+  EXPECT_NEAR(global.mainloop_us / dsmem.mainloop_us, 8.0 / 9.0, 1e-6);  // the busiest CTA's rounds
+  EXPECT_LT(global.total_us, dsmem.total_us);
+}
+
 TEST(CostModel, DeferredReductionsPayTheFinishKernelsTraffic) {
   // post-LN M8192 N4096: a deferred schedule is a GEMM grid plus the finish kernel, which streams the stash
   // back and writes the output at the DRAM rate. Against the plain GEMM on the same schedule (which writes
