@@ -331,7 +331,10 @@ class KernelEmitter {
     }
     if (!s_.global_exchange) out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     if (s_.carried == ValueHome::kShared) {
-      const bool pairs = s_.warp_roles == WarpRoles::kPingPong;
+      // (After the ping-pong warpgroups' combine buffers, which the global exchange leaves out where they own
+      // their rows.)
+      const bool pairs =
+          s_.warp_roles == WarpRoles::kPingPong && !(s_.global_exchange && warpgroups_own_rows());
       const std::string at = std::string("wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0");
       out.line(s_.bf16_stash
                    ? "u16* sstash = (u16*)(" + at +
@@ -697,7 +700,7 @@ class KernelEmitter {
               "finished"
             : "u64* order = empty + STAGES;                // ping-pong: the mainloop of tile t finished");
     if (own_rows) {
-      out.line("float* wgx = nullptr;                       // unused: rows are not shared");
+      out.line("float* wgx = (float*)(order + 2);           // no combine buffers: rows are not shared");
     } else {
       out.line(
           "float* wgx = (float*)(order + 2);           // [2][2][XSLOTS][BM] from each ping-pong warpgroup");

@@ -122,7 +122,7 @@ TEST(ExchangeEmitter, PingPongWarpgroupsThatOwnTheirRowsExchangeOnTheirOwn) {
   const std::string& source = kernel.source;
   EXPECT_TRUE(contains(source, "constexpr int XGROUPS = 2;"));
   EXPECT_TRUE(contains(source, "u32* const wg_xcount = xcount + consumer;"));
-  EXPECT_TRUE(contains(source, "float* wgx = nullptr;"));
+  EXPECT_TRUE(contains(source, "float* wgx = (float*)(order + 2);           // no combine buffers"));
   EXPECT_TRUE(contains(source, "atomicAdd(wg_xcount, 1u);"));
   EXPECT_TRUE(contains(source, "exchange_sync(consumer);"));
   EXPECT_TRUE(contains(source, R"("bar.sync %0, 128;" :: "r"(4 + consumer))"));
