@@ -4,6 +4,7 @@
 #include "codegen/epilogue_emitter.h"
 
 #include "codegen/epilogue_names.h"
+#include "codegen/group_exchange.h"
 #include "codegen/phase_trace.h"
 
 namespace comfuse::codegen {
@@ -88,7 +89,8 @@ void EpilogueEmitter::global_exchange(CodeStream& out, int stage, const std::vec
   const std::string sync = own_rows ? "exchange_sync(consumer);" : "consumers_sync(CONSUMERS * 128);";
   out.line("// ... then across the group's CTAs through global memory (L2)");
   out.open("");
-  out.line("const int buf = xround & 1;");
+  const GroupExchangeProtocol protocol = group_exchange_protocol();
+  out.line("const int buf = " + protocol.buffer("xround") + ";");
   out.open(ping_pong ? "if ((lane & 3) == 0 && consumer == 0)" : "if ((lane & 3) == 0)");
   out.open("for (int h = 0; h < 2; ++h)");
   for (const Slot& slot : slots) {
@@ -106,7 +108,7 @@ void EpilogueEmitter::global_exchange(CodeStream& out, int stage, const std::vec
   out.open(own_rows ? "if ((threadIdx.x & 127) == 0)" : "if (threadIdx.x == 128)");
   out.line("__threadfence();");
   out.line("atomicAdd(" + count + ", 1u);");
-  out.line("while (ld_acquire_gpu(" + count + ") < (u32)(CLUSTER_N * (xround + 1))) {}");
+  out.line("while (ld_acquire_gpu(" + count + ") < " + protocol.arrivals("xround") + ") {}");
   out.close();
   out.line(sync);
   combine_peers(out, slots, xch, true);

@@ -7,6 +7,7 @@
 #include "codegen/epilogue_emitter.h"
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
+#include "codegen/group_exchange.h"
 #include "codegen/kernel_helpers.h"
 #include "codegen/kernel_source.h"
 #include "codegen/phase_trace.h"
@@ -120,8 +121,9 @@ class KernelEmitter {
       // CTAs done), then the row partials, after whatever the workspace holds, from a 16-byte boundary.
       exchange_offset_ = ceil_div(result.stash_bytes, 16) * 16;
       const std::int64_t counters = ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16;
-      result.stash_bytes =
-          exchange_offset_ + counters + 4 * m_blocks * exchange_groups() * 2 * s_.cluster_n * xslots_ * s_.bm;
+      result.stash_bytes = exchange_offset_ + counters +
+                           4 * m_blocks * exchange_groups() * group_exchange_protocol().buffers *
+                               s_.cluster_n * xslots_ * s_.bm;
       result.zeroed_workspace = true;
       result.launch.group_x = s_.cluster_n;
       result.launch.cooperative = true;
