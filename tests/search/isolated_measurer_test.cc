@@ -41,7 +41,9 @@ class MisbehavingRunner : public CandidateRunner {
       case 80:
         ::_exit(9);
       case 112:  // a kernel that left its NaN-poisoned outputs unwritten
-        return Measurement{RecordStatus::kWrongAnswer, "output differs from the reference", {},
+        return Measurement{RecordStatus::kWrongAnswer,
+                           "output differs from the reference",
+                           {},
                            std::numeric_limits<double>::quiet_NaN()};
     }
     Measurement m;

@@ -11,10 +11,10 @@
 #include <map>
 #include <sstream>
 
+#include "rank_correlation.h"
 #include "search/cost_model.h"
 #include "search/search_space.h"
 #include "search/tuning_log.h"
-#include "rank_correlation.h"
 
 namespace comfuse::search {
 namespace {

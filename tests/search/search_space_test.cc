@@ -295,7 +295,7 @@ TEST(SearchSpace, InputsStagedByTmaAreNotAlsoPrefetched) {
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
 }
 
-TEST(SearchSpace, TheExchangeThroughGlobalMemoryIsSearchedForPersistentClusters) {
+TEST(SearchSpace, TheExchangeThroughGlobalMemoryAndUnstagedVectorsAreLegalButNotSearched) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule s;
   s.bn = 256;
@@ -303,22 +303,15 @@ TEST(SearchSpace, TheExchangeThroughGlobalMemoryIsSearchedForPersistentClusters)
   s.warp_roles = schedule::WarpRoles::kPingPong;
   s.cluster_n = 4;
   s.reduction = schedule::ReductionPlacement::kCluster;
-  s.global_exchange = s.fenced_exchange_arrive = s.relaxed_exchange_wait = true;
-  EXPECT_FALSE(canonical(ln, s).global_exchange);  // not persistent: nothing keeps a group resident
-  EXPECT_TRUE(canonical(ln, s).fenced_exchange_arrive);
-  s.persistent = true;
-  const schedule::Schedule grouped = canonical(ln, s);
-  EXPECT_TRUE(grouped.global_exchange);
-  EXPECT_FALSE(grouped.fenced_exchange_arrive);  // the DSMEM exchange's own knobs fold away
-  EXPECT_FALSE(grouped.relaxed_exchange_wait);
-  s.unstaged_vectors = true;
-  EXPECT_FALSE(canonical(ln, s).unstaged_vectors);  // nothing staged
-  s.tma_inputs = true;
-  EXPECT_TRUE(canonical(ln, s).unstaged_vectors);
-  s.cluster_n = 1;
-  s.reduction = schedule::ReductionPlacement::kCta;
-  s.bn = 128;
-  EXPECT_FALSE(canonical(ln, s).global_exchange);  // no peers
+  s.persistent = s.carry_in_accumulator = s.tma_inputs = s.global_exchange = s.unstaged_vectors = true;
+  EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));  // a logged record replays
+  const schedule::Schedule searched = canonical(ln, s);
+  EXPECT_FALSE(searched.global_exchange);  // measured slower (Change 53)
+  EXPECT_FALSE(searched.unstaged_vectors);
+  EXPECT_TRUE(searched.tma_inputs);
+  s.global_exchange = s.unstaged_vectors = false;
+  s.fenced_exchange_arrive = true;
+  EXPECT_TRUE(canonical(ln, s).fenced_exchange_arrive);  // the DSMEM exchange's knobs are searched still
 }
 
 TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
@@ -389,7 +382,7 @@ TEST(SearchSpace, OneInputSlotIsSearchedWhereADeferredReductionStagesItsInputs) 
   for (const schedule::Schedule& each : schedule_space(ln)) {
     if (!(each.deferred() && each.tma_inputs && each.bm == 64 && each.bn == 256 && each.stages == 4))
       continue;
-    EXPECT_TRUE(each.one_input_slot || each.unstaged_vectors) << schedule::to_string(each);
+    EXPECT_TRUE(each.one_input_slot) << schedule::to_string(each);
     four_stages = true;
   }
   EXPECT_TRUE(four_stages);
