@@ -66,6 +66,11 @@ class KernelEmitter {
   // global_exchange: the exchanging groups of a CTA, each with its own round counter and buffers (both
   // warpgroups when they own their rows).
   int exchange_groups() const { return warpgroups_own_rows() ? 2 : 1; }
+  // global_exchange: the counters' bytes in the workspace, a word per exchanging group of each row block's
+  // group of CTAs and one counting its CTAs done, to a 16-byte boundary.
+  std::int64_t exchange_counter_bytes(std::int64_t m_blocks) const {
+    return ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16;
+  }
 
   KernelSource emit() {
     KernelSource result;
@@ -120,8 +125,7 @@ class KernelEmitter {
       // The exchange's round counters (a word per exchanging group of each CTA group, and one counting the
       // CTAs done), then the row partials, after whatever the workspace holds, from a 16-byte boundary.
       exchange_offset_ = ceil_div(result.stash_bytes, 16) * 16;
-      const std::int64_t counters = ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16;
-      result.stash_bytes = exchange_offset_ + counters +
+      result.stash_bytes = exchange_offset_ + exchange_counter_bytes(m_blocks) +
                            4 * m_blocks * exchange_groups() * group_exchange_protocol().buffers *
                                s_.cluster_n * xslots_ * s_.bm;
       result.zeroed_workspace = true;
@@ -229,8 +233,8 @@ class KernelEmitter {
       }
     }
     if (s_.global_exchange) {
-      out.line("constexpr size_t XCOUNT_BYTE = " + std::to_string(exchange_offset_) + ", XCH_BYTE = " +
-               std::to_string(exchange_offset_ + ceil_div(4 * m_blocks * (exchange_groups() + 1), 16) * 16) +
+      out.line("constexpr size_t XCOUNT_BYTE = " + std::to_string(exchange_offset_) +
+               ", XCH_BYTE = " + std::to_string(exchange_offset_ + exchange_counter_bytes(m_blocks)) +
                ";  // the exchange's counters and row partials in the workspace");
       out.line("constexpr int XGROUPS = " + std::to_string(exchange_groups()) +
                ";  // exchanging groups a CTA: a round counter and buffers each");
@@ -696,17 +700,11 @@ class KernelEmitter {
   // global_exchange: the group's round counters and row partials, in the workspace; no exchange barriers.
   void global_exchange_carve(CodeStream& out) const {
     const bool own_rows = warpgroups_own_rows();
-    out.line(
-        own_rows
-            ? "u64* order = empty + STAGES;                // ping-pong: the mainloops of row block k "
-              "finished"
-            : "u64* order = empty + STAGES;                // ping-pong: the mainloop of tile t finished");
-    if (own_rows) {
-      out.line("float* wgx = (float*)(order + 2);           // no combine buffers: rows are not shared");
-    } else {
-      out.line(
-          "float* wgx = (float*)(order + 2);           // [2][2][XSLOTS][BM] from each ping-pong warpgroup");
-    }
+    out.line(std::string("u64* order = empty + STAGES;                // ping-pong: the mainloop") +
+             (own_rows ? "s of row block k finished" : " of tile t finished"));
+    out.line(std::string("float* wgx = (float*)(order + 2);           // ") +
+             (own_rows ? "no combine buffers: rows are not shared"
+                       : "[2][2][XSLOTS][BM] from each ping-pong warpgroup"));
     out.line(
         "// The group's row partials from each CTA, in the workspace ([XGROUPS][2][CLUSTER_N][XSLOTS][BM]");
     out.line(

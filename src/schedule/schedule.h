@@ -203,12 +203,15 @@ struct Schedule {
   // their row partials through the workspace in global memory (written to L2, then one release-add a round
   // on the group's counter, which the peers poll with acquiring loads) instead of distributed shared memory.
   // A cluster of four fits 30 times in the H200's GPCs (120 of 132 SMs); groups of four fill all 132, and
-  // the exchange buffers leave shared memory. Written to JSON only when true.
+  // the exchange buffers leave shared memory. Measured slower: the group's CTAs wait 6-8 us for each other
+  // at each exchange (the search leaves it out; legal, for logged schedules and A/Bs). Written to JSON only
+  // when true.
   bool global_exchange = false;
   // With tma_inputs: only inputs read per element (a residual) are staged; those read per column (bias,
   // gamma, beta: a row of N, the same for every row block) are read from global memory, where L1 and L2
   // hold them, so that a slot is a residual tile alone (room for a fourth operand stage beside two slots of a
-  // 64 x 256 tile). Written to JSON only when true.
+  // 64 x 256 tile). Measured slower where it was tried, with global_exchange (the search leaves it out;
+  // legal). Written to JSON only when true.
   bool unstaged_vectors = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
