@@ -3,8 +3,7 @@
 # On another card: post-LN K1024 N1024 tuned over the stash-in-slot schedules (24 trials), benched beside
 # cuBLAS, and PyTorch, in one call.
 set -uo pipefail
-O=$1; mkdir -p $O/p build/benchmarks build/src/cli
-cp .scratch/bin/tune_suite .scratch/bin/bench_suite build/benchmarks/; cp .scratch/bin/comfuse build/src/cli/
+O=$1; mkdir -p $O/p
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv > $O/p/device.txt; date -u >> $O/p/device.txt
 if grep -q H200 $O/p/device.txt; then
   timeout 560 benchmarks/device_plan.sh stash $O/r 2>&1 | tail -20

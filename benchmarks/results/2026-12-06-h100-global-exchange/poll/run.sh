@@ -7,13 +7,13 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv 
 S=M=16384,K=1024,N=1024
 tr() {  # name binary schedule-file
   local f=$O/p/trace-$1.txt
-  timeout 60 $2/comfuse trace post_layernorm --shape $S --schedule "$(cat $3)" --repeats 20 > $f 2>&1
+  timeout 60 $2/comfuse trace post_layernorm --shape $S --schedule "$(cat $(dirname "$0")/../$3)" --repeats 20 > $f 2>&1
   echo "$1 rc $? $(grep -E '^check' $f | cut -c1-40) $(grep -E '^time' $f | sed 's/(medians.*//; s/time  *//') | sent->combined $(grep '^  stage 0 sent' $f | awk '{print $8}') | elements->sent $(grep 'stage 0 elements  *stage 0 sent' $f | awk '{print $8}') | mainloop $(grep 'first stage ready  *mainloop end' $f | awk '{print $7}')" | tee -a $O/p/summary.txt
 }
-tr global-acquire-3st bin2 g3.json
-tr global-relaxed-3st bin3 g3.json
-tr dsmem-3st bin2 s3.json
-tr global-relaxed-4st bin3 g4.json
-tr global-acquire-3st-2 bin2 g3.json
-tr global-relaxed-3st-2 bin3 g3.json
+tr global-acquire-3st bin2 schedule-global-3st.json
+tr global-relaxed-3st bin3 schedule-global-3st.json
+tr dsmem-3st bin2 schedule-dsmem-3st.json
+tr global-relaxed-4st bin3 schedule-global-4st-unstaged.json
+tr global-acquire-3st-2 bin2 schedule-global-3st.json
+tr global-relaxed-3st-2 bin3 schedule-global-3st.json
 tar -czf $O/all.tgz -C $O p
