@@ -178,8 +178,7 @@ class KernelEmitter {
     const std::int64_t exchange = s_.cluster_n > 1 && !s_.global_exchange
                                       ? 4LL * 2 * s_.cluster_n * xslots_ * s_.bm * exchange_groups()
                                       : 0;
-    const bool pairs = s_.warp_roles == WarpRoles::kPingPong && reduces_in_kernel() &&
-                       !(s_.global_exchange && warpgroups_own_rows());
+    const bool pairs = s_.warpgroup_combine_buffers() && reduces_in_kernel();
     const std::int64_t warpgroup_combine = pairs ? 4LL * 2 * 2 * xslots_ * s_.bm : 0;
     return 1024 + ring + s_.output_staging_bytes() + barriers + exchange + warpgroup_combine +
            schedule::shared_stash_bytes(plan_, s_) + schedule::staged_input_bytes(plan_, s_);
@@ -337,10 +336,8 @@ class KernelEmitter {
     }
     if (!s_.global_exchange) out.line("(void)xbar; (void)xch; (void)order; (void)wgx;");
     if (s_.carried == ValueHome::kShared) {
-      // (After the ping-pong warpgroups' combine buffers, which the global exchange leaves out where they own
-      // their rows.)
-      const bool pairs =
-          s_.warp_roles == WarpRoles::kPingPong && !(s_.global_exchange && warpgroups_own_rows());
+      // (After the ping-pong warpgroups' combine buffers, where there are any.)
+      const bool pairs = s_.warpgroup_combine_buffers();
       const std::string at = std::string("wgx + ") + (pairs ? "2 * 2 * XSLOTS * BM" : "0");
       out.line(s_.bf16_stash
                    ? "u16* sstash = (u16*)(" + at +

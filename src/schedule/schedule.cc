@@ -43,8 +43,8 @@ std::int64_t Schedule::shared_memory_bytes(int row_reductions) const {
   // The exchange through global memory holds nothing here, and then ping-pong warpgroups that own their
   // rows keep no combine buffer either.
   const bool dsmem = cluster_n > 1 && !global_exchange;
-  const bool combine = warp_roles == WarpRoles::kPingPong && !(global_exchange && alternate_row_blocks());
-  const std::int64_t sources = (dsmem ? cluster_n * (alternate_row_blocks() ? 2 : 1) : 0) + (combine ? 2 : 0);
+  const std::int64_t sources =
+      (dsmem ? cluster_n * (alternate_row_blocks() ? 2 : 1) : 0) + (warpgroup_combine_buffers() ? 2 : 0);
   const std::int64_t reduction_scratch =
       static_cast<std::int64_t>(4) * bm * std::max(1, row_reductions) * sources * 2;
   return 1024 /* alignment slack for 128-byte swizzle */ + ring + output_staging_bytes() + barriers +

@@ -226,6 +226,12 @@ struct Schedule {
   bool alternate_row_blocks() const {
     return persistent && warp_roles == WarpRoles::kPingPong && !deferred();
   }
+  /// Ping-pong warpgroups keep shared buffers to combine their row partials, except where they own their
+  /// rows and exchange through global memory (with DSMEM the buffers are carved though unused, as logged
+  /// kernels have them).
+  bool warpgroup_combine_buffers() const {
+    return warp_roles == WarpRoles::kPingPong && !(global_exchange && alternate_row_blocks());
+  }
   int threads() const { return 128 * (1 + consumer_warpgroups()); }
   /// Bytes of dynamic shared memory: the operand ring, the barriers and the reduction scratch, sized for
   /// `row_reductions` reductions ending the same stage (the cluster exchange holds a row partial per

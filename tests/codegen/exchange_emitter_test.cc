@@ -19,21 +19,20 @@ using schedule::FusionPlan;
 using schedule::ReductionPlacement;
 using schedule::Schedule;
 using schedule::ValueHome;
-using schedule::WarpRoles;
 using source_text::contains;
 using test_programs::kKey;
 using test_programs::plan_of;
 
-// Rows combined across `cluster_n` CTAs in the kernel, on the persistent grid.
-Schedule persistent_cluster(int bm, int bn, int cluster_n, WarpRoles roles) {
+// Cooperative 128 x 128 tiles whose rows combine across `cluster_n` CTAs in the kernel, on the persistent
+// grid.
+Schedule persistent_cooperative(int cluster_n) {
   Schedule s;
-  s.bm = bm;
-  s.bn = bn;
+  s.bm = 128;
+  s.bn = 128;
   s.stages = 3;
   s.cluster_n = cluster_n;
-  s.reduction = ReductionPlacement::kCluster;
+  s.reduction = cluster_n > 1 ? ReductionPlacement::kCluster : ReductionPlacement::kCta;
   s.carried = ValueHome::kRegisters;
-  s.warp_roles = roles;
   s.persistent = true;
   return s;
 }
@@ -56,7 +55,7 @@ std::vector<std::string> staged_inputs(const KernelSource& kernel) {
 TEST(ExchangeEmitter, GroupsOfACooperativeLaunchReplaceTheClusterAndBringAZeroedWorkspace) {
   // M = 300 at BM = 128: 3 row blocks, 8 CTAs each.
   const FusionPlan ln = plan_of("post_layernorm", 300, 64, 1000);
-  Schedule s = persistent_cluster(128, 128, 8, WarpRoles::kCooperative);
+  Schedule s = persistent_cooperative(8);
   const KernelSource cluster = emit_kernel(ln, s, kKey);
   EXPECT_EQ(cluster.launch.cluster_x, 8);
   EXPECT_EQ(cluster.launch.group_x, 1);
@@ -81,7 +80,7 @@ TEST(ExchangeEmitter, GroupsOfACooperativeLaunchReplaceTheClusterAndBringAZeroed
 
 TEST(ExchangeEmitter, PartialsGoThroughL2WithOneReleaseAndAcquiringPollsARound) {
   const FusionPlan ln = plan_of("post_layernorm", 300, 64, 1000);
-  Schedule s = persistent_cluster(128, 128, 8, WarpRoles::kCooperative);
+  Schedule s = persistent_cooperative(8);
   s.global_exchange = true;
   const std::string source = emit_kernel(ln, s, kKey).source;
   EXPECT_TRUE(contains(source, "const u32 cta_rank = blockIdx.x % CLUSTER_N;"));
@@ -116,8 +115,8 @@ TEST(ExchangeEmitter, PartialsGoThroughL2WithOneReleaseAndAcquiringPollsARound) 
 
 TEST(ExchangeEmitter, PingPongWarpgroupsThatOwnTheirRowsExchangeOnTheirOwn) {
   const FusionPlan ln = plan_of("post_layernorm", 300, 64, 1000);
-  Schedule s = persistent_cluster(64, 256, 4, WarpRoles::kPingPong);
-  s.carry_in_accumulator = s.global_exchange = true;
+  Schedule s = test_programs::cluster_ping_pong_256();
+  s.global_exchange = true;
   const KernelSource kernel = emit_kernel(ln, s, kKey);
   const std::string& source = kernel.source;
   EXPECT_TRUE(contains(source, "constexpr int XGROUPS = 2;"));
@@ -135,8 +134,8 @@ TEST(ExchangeEmitter, PingPongWarpgroupsThatOwnTheirRowsExchangeOnTheirOwn) {
 TEST(ExchangeEmitter, TheFreedBuffersAndUnstagedVectorsMakeRoomForAFourthStage) {
   // The suite's post-LN K = 1024 N = 1024 cluster form: ping-pong 64 x 256 in fours, its inputs staged.
   const FusionPlan ln = plan_of("post_layernorm", 16384, 1024, 1024);
-  Schedule s = persistent_cluster(64, 256, 4, WarpRoles::kPingPong);
-  s.carry_in_accumulator = s.one_pass_variance = s.interior_tiles = s.tma_inputs = true;
+  Schedule s = test_programs::cluster_ping_pong_256();
+  s.one_pass_variance = s.interior_tiles = s.tma_inputs = true;
   const KernelSource three = emit_kernel(ln, s, kKey);
   EXPECT_EQ(staged_inputs(three), (std::vector<std::string>{"b", "R", "gamma", "beta"}));
   s.stages = 4;
@@ -154,18 +153,17 @@ TEST(ExchangeEmitter, TheFreedBuffersAndUnstagedVectorsMakeRoomForAFourthStage) 
 
 TEST(ExchangeEmitter, TheKnobsAreRefusedWhereThereIsNothingToChange) {
   const FusionPlan ln = plan_of("post_layernorm", 300, 64, 1000);
-  Schedule s = persistent_cluster(128, 128, 8, WarpRoles::kCooperative);
+  Schedule s = persistent_cooperative(8);
   s.global_exchange = true;
   s.persistent = false;  // nothing would keep a group's CTAs resident together
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
-  s = persistent_cluster(128, 128, 1, WarpRoles::kCooperative);
-  s.reduction = ReductionPlacement::kCta;
+  s = persistent_cooperative(1);
   s.global_exchange = true;  // no peers
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
-  s = persistent_cluster(128, 128, 8, WarpRoles::kCooperative);
+  s = persistent_cooperative(8);
   s.global_exchange = s.fenced_exchange_arrive = true;  // a DSMEM knob
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
-  s = persistent_cluster(128, 128, 8, WarpRoles::kCooperative);
+  s = persistent_cooperative(8);
   s.unstaged_vectors = true;  // nothing staged
   EXPECT_THROW(emit_kernel(ln, s, kKey), CompileError);
   s.tma_inputs = true;

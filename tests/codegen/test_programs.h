@@ -35,6 +35,20 @@ inline schedule::Schedule deferred_ping_pong() {
   return s;
 }
 
+/// The suite's post-LN N = 1024 cluster form: ping-pong 64 x 256 tiles in clusters of four that walk the row
+/// blocks on the persistent grid, three stages, the carried tile over the accumulator.
+inline schedule::Schedule cluster_ping_pong_256() {
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.stages = 3;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.cluster_n = 4;
+  s.reduction = schedule::ReductionPlacement::kCluster;
+  s.persistent = s.carry_in_accumulator = true;
+  return s;
+}
+
 /// GEMM, then x * sigmoid(x), then each row divided by its largest |x|.
 inline te::Program silu_row_max(std::int64_t m, std::int64_t k, std::int64_t n) {
   using te::Var;

@@ -53,14 +53,8 @@ TEST(CostModel, GroupsExchangingThroughGlobalMemoryFillEverySm) {
   // walk 256 row blocks in nine rounds; 33 groups of four walk them in eight (with an exchange that the
   // H100 measured six times slower, which is why the knob is not searched).
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
-  schedule::Schedule cluster;
-  cluster.bm = 64;
-  cluster.bn = 256;
-  cluster.stages = 3;
-  cluster.warp_roles = schedule::WarpRoles::kPingPong;
-  cluster.cluster_n = 4;
-  cluster.reduction = schedule::ReductionPlacement::kCluster;
-  cluster.persistent = cluster.carry_in_accumulator = cluster.one_pass_variance = true;
+  schedule::Schedule cluster = codegen::test_programs::cluster_ping_pong_256();
+  cluster.one_pass_variance = true;
   schedule::Schedule grouped = cluster;
   grouped.global_exchange = true;
   const CostEstimate dsmem = estimate(plan, cluster), global = estimate(plan, grouped);

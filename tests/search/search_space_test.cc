@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "codegen/test_programs.h"
 #include "support/error.h"
 #include "te/ops.h"
 #include "te/workloads.h"
@@ -297,13 +298,8 @@ TEST(SearchSpace, InputsStagedByTmaAreNotAlsoPrefetched) {
 
 TEST(SearchSpace, TheExchangeThroughGlobalMemoryAndUnstagedVectorsAreLegalButNotSearched) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
-  schedule::Schedule s;
-  s.bn = 256;
-  s.bm = 64;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.cluster_n = 4;
-  s.reduction = schedule::ReductionPlacement::kCluster;
-  s.persistent = s.carry_in_accumulator = s.tma_inputs = s.global_exchange = s.unstaged_vectors = true;
+  schedule::Schedule s = codegen::test_programs::cluster_ping_pong_256();
+  s.tma_inputs = s.global_exchange = s.unstaged_vectors = true;
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));  // a logged record replays
   const schedule::Schedule searched = canonical(ln, s);
   EXPECT_FALSE(searched.global_exchange);  // measured slower (Change 53)
