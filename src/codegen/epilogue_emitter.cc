@@ -187,15 +187,59 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
   }
   for (std::size_t c : stash_reads(stage))
     out.line(pair_type(schedule::stash_dtype(schedule_)) + " lp_stash" + std::to_string(c) + ";");
+  for (const schedule::EpilogueInput& input : boxed_inputs()) {
+    out.line("u32 bp_" + input.tensor.name() + "[16];  // the box's pairs of '" + input.tensor.name() +
+             "' (box_reads)");
+  }
+}
+
+std::vector<schedule::EpilogueInput> EpilogueEmitter::boxed_inputs() const {
+  std::vector<schedule::EpilogueInput> inputs;
+  if (!schedule_.box_reads || walk_ != Walk::kFragment || !loads_in_pairs()) return inputs;
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
+    if (staged_.staged(input.tensor) && pair_loadable(input.tensor, input.broadcast)) inputs.push_back(input);
+  }
+  return inputs;
+}
+
+// box_reads: at a box's first element, the staged pairs of its 32 elements (16 pairs, their rows h = 0 and
+// 1), each read at its own element's coordinates; all are issued before the box's first store over the slot.
+void EpilogueEmitter::emit_box_loads(CodeStream& out, bool interior) const {
+  const std::vector<schedule::EpilogueInput> inputs = boxed_inputs();
+  if (inputs.empty()) return;
+  out.open("if ((i & 31) == 0)");
+  out.line("const int box_i = i;");
+  out.line("#pragma unroll");
+  out.open("for (int j = 0; j < 16 && box_i + 2 * j < " + elements() + "; ++j)");
+  out.line("const int i = box_i + 2 * j;  // the pair's first element, as emit_pair_loads reads it");
+  declare_coordinates(out, interior);
+  for (const schedule::EpilogueInput& input : inputs) {
+    const std::string read = staged_.read_pair(input.tensor, input.broadcast, interior);
+    const std::string box = "bp_" + input.tensor.name();
+    // A vector's pair is the same in both rows (odd j: row h = 1 of the columns of j - 1).
+    out.line(box + "[j] = " + (input.broadcast == Broadcast::kRow ? "(j & 1) ? " + box + "[j - 1] : " : "") +
+             read + ";");
+  }
+  out.close();
+  out.close();
 }
 
 // At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
 // value the stage does not use are left to the compiler to drop.
 void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior) const {
   if (!loads_in_pairs()) return;
+  emit_box_loads(out, interior);
+  const std::vector<schedule::EpilogueInput> boxed = boxed_inputs();
   out.open("if ((i & 1) == 0)");
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (!pair_loadable(input.tensor, input.broadcast)) continue;
+    const bool in_box = std::any_of(boxed.begin(), boxed.end(), [&](const schedule::EpilogueInput& b) {
+      return b.tensor.same_as(input.tensor);
+    });
+    if (in_box) {
+      out.line("lp_" + input.tensor.name() + " = bp_" + input.tensor.name() + "[(i & 31) >> 1];");
+      continue;
+    }
     if (staged_.staged(input.tensor)) {
       out.line("lp_" + input.tensor.name() + " = " +
                staged_.read_pair(input.tensor, input.broadcast, interior) + ";");

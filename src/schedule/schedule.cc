@@ -378,6 +378,10 @@ bool staged_pairs_applies(const Schedule& s) {
   return s.tma_inputs && s.vector_loads;
 }
 
+bool box_reads_applies(const Schedule& s) {
+  return s.staged_pairs;
+}
+
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s) {
   return s.deferred() && s.tma_store && in_place_store_input(plan, s) != nullptr;
 }
@@ -587,6 +591,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail(std::string("staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "
                      "vector_loads=true (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") + ", vector_loads=" + (s.vector_loads ? "true" : "false") + ")");
+  }
+  if (s.box_reads && !box_reads_applies(s)) {
+    fail(std::string("box_reads=true loads a box's staged pairs ahead of its elements, which needs "
+                     "staged_pairs=true (staged_pairs=false, tma_inputs=") +
+         (s.tma_inputs ? "true" : "false") + ")");
   }
   if (s.stash_in_slot && !stash_in_slot_applies(plan, s)) {
     fail(std::string(

@@ -213,6 +213,12 @@ struct Schedule {
   // 64 x 256 tile). Measured slower where it was tried, with global_exchange (the search leaves it out;
   // legal). Written to JSON only when true.
   bool unstaged_vectors = false;
+  // With staged_pairs: each 64-column box's staged pairs are all loaded before the box's first element (16
+  // shared-memory loads in flight at once, into registers), instead of each pair's loads at its first
+  // element. The staged loads and the stash's stores over the slot are volatile, so they keep their order:
+  // without it a pair's loads wait behind the previous pair's store, and each pair pays a load's latency.
+  // Written to JSON only when true.
+  bool box_reads = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -403,6 +409,8 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
 bool one_input_slot_applies(const Schedule& s);
 /// Whether staged_pairs applies under `s`: tma_inputs with vector_loads (N even, as tma_inputs needs).
 bool staged_pairs_applies(const Schedule& s);
+/// Whether box_reads applies under `s`: staged_pairs.
+bool box_reads_applies(const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);

@@ -105,6 +105,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"streaming_hints", &Schedule::streaming_hints},
       {"global_exchange", &Schedule::global_exchange},
       {"unstaged_vectors", &Schedule::unstaged_vectors},
+      {"box_reads", &Schedule::box_reads},
   };
   return kKnobs;
 }

@@ -416,6 +416,35 @@ TEST(DeferredEmitter, StagedPairsReadEachPairOfStagedColumnsAsOneWord) {
   EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
 }
 
+TEST(DeferredEmitter, BoxReadsLoadABoxsStagedPairsBeforeItsFirstStoreOverTheSlot) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
+  Schedule pairs = deferred_ping_pong();
+  pairs.bn = 256;
+  pairs.stages = 3;
+  pairs.tma_inputs = pairs.one_pass_variance = pairs.vector_loads = pairs.interior_tiles = true;
+  pairs.staged_pairs = pairs.bf16_stash = pairs.tma_store = pairs.stash_in_slot = true;
+  Schedule boxed = pairs;
+  boxed.box_reads = true;
+  const KernelSource k1 = emit_kernel(ln, pairs, kKey), k2 = emit_kernel(ln, boxed, kKey);
+  // Each pair is read into the box's registers at the box's first element, in both loops (interior and
+  // tails), and taken from there at the pair's first element.
+  EXPECT_EQ(source_text::count(k2.source, "bp_R[j] = lds_u32(in_tile + 1024 + "), 1);
+  EXPECT_EQ(source_text::count(k2.source, "bp_R[j] = inb ? lds_u32(in_tile + 1024 + "), 1);
+  EXPECT_EQ(source_text::count(k2.source, "lp_R = bp_R[(i & 31) >> 1];"), 2);
+  EXPECT_EQ(source_text::count(k2.source, "lp_R = lds_u32("), 0);
+  // The bias is a row of N: its pair is the same in both rows of the box and is loaded once.
+  EXPECT_TRUE(contains(k2.source, "bp_b[j] = (j & 1) ? bp_b[j - 1] : lds_u32(in_tile + 0 + "));
+  // In the emitted order, the box's loads come before the first store over the slot.
+  const std::size_t load = k2.source.find("bp_R[j] = lds_u32("),
+                    store = k2.source.find("else sts_u32(in_tile");
+  ASSERT_NE(load, std::string::npos);
+  ASSERT_NE(store, std::string::npos);
+  EXPECT_LT(load, store);
+  EXPECT_LT(k1.source.find("lp_R = lds_u32("), k1.source.find("else sts_u32(in_tile"));  // per pair before
+  EXPECT_EQ(source_text::count(k1.source, "bp_R"), 0);
+  EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
+}
+
 TEST(DeferredEmitter, StashInSlotWritesTheStashOverTheStagedResidualAndStoresItFromThere) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
   Schedule staged = deferred_ping_pong();

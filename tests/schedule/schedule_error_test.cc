@@ -512,6 +512,21 @@ TEST(ScheduleErrors, StagedPairs) {
       "vector_loads=true (tma_inputs=true, vector_loads=false)");
 }
 
+TEST(ScheduleErrors, BoxReads) {
+  auto boxed = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.tma_inputs = s.vector_loads = s.staged_pairs = s.box_reads = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), boxed), "(no error)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             boxed(s);
+                             s.staged_pairs = false;
+                           }),
+            "schedule for 'mm': box_reads=true loads a box's staged pairs ahead of its elements, which needs "
+            "staged_pairs=true (staged_pairs=false, tma_inputs=true)");
+}
+
 TEST(ScheduleErrors, StashInSlot) {
   auto in_slot = [](Schedule& s) {
     defer_layer_norm(s);

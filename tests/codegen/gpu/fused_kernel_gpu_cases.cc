@@ -640,6 +640,14 @@ std::vector<Case> cases() {
     if (!legal(plan, c.schedule)) --c.schedule.stages;
     result.push_back(c);
   }
+  // Every case reading staged inputs in pairs once more with each box's pairs loaded ahead of its elements.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (!c.schedule.staged_pairs) continue;
+    c.schedule.box_reads = true;
+    c.label = "box_reads_" + c.label;
+    result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
