@@ -443,47 +443,34 @@ void EpilogueEmitter::store(CodeStream& out, const Store& st) const {
     }
     return;
   }
-  // A 16-bit pair's word: the even element's converted value below the odd one's, or (pack_pairs) both
-  // converted by one instruction from the even element's f32 value, held until the odd one.
-  const bool packed = packs_pairs(st.dtype);
-  const std::string held = packed ? st.value : value;
-  const std::string word = packed ? pack_function(st.dtype) + "(" + st.pending + ", " + st.value + ")"
-                                  : "(u32)" + st.pending + " | ((u32)" + value + " << 16)";
   if (st.staged && schedule_.stores_in_place()) {
     // Over the staged input's element pair at the same place of the tile (read in the first stage, not
     // since).
-    out.line("if ((i & 1) == 0) " + st.pending + " = " + held + ";");
-    out.line("else sts_u32(" + in_place_address() + ", " + word + ");");
+    out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
+    out.line("else sts_u32(" + in_place_address() + ", (u32)" + st.pending + " | ((u32)" + value +
+             " << 16));");
     return;
   }
   if (st.staged) {
     // Into the warpgroup's swizzled output tile (rows and columns past the edges are clipped by the store).
-    out.line("if ((i & 1) == 0) " + st.pending + " = " + held + ";");
+    out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
     out.line(
         "else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - "
-        "1)) = " +
-        word + ";");
+        "1)) = (u32)" +
+        st.pending + " | ((u32)" + value + " << 16);");
     return;
   }
   const std::string first = "&" + st.array + "[" + element + " - 1]";
   std::string pair;
   if (te::dtype_bytes(st.dtype) == 2) {
-    pair = assign("u32", first, word);
+    pair = assign("u32", first, "(u32)" + st.pending + " | ((u32)" + value + " << 16)");
   } else if (st.dtype == te::DType::i32) {
     pair = assign("int2", first, "make_int2(" + st.pending + ", " + value + ")");
   } else {
     pair = assign("float2", first, "make_float2(" + st.pending + ", " + value + ")");
   }
-  out.line("if ((i & 1) == 0) " + st.pending + " = " + held + ";");
+  out.line("if ((i & 1) == 0) " + st.pending + " = " + value + ";");
   out.line("else if (inb) " + pair + ";");
-}
-
-bool EpilogueEmitter::packs_pairs(te::DType dtype) const {
-  return schedule_.pack_pairs && (dtype == te::DType::bf16 || dtype == te::DType::f16);
-}
-
-std::string EpilogueEmitter::pack_function(te::DType dtype) {
-  return dtype == te::DType::bf16 ? "pack_bf16x2" : "pack_f16x2";
 }
 
 void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
@@ -491,9 +478,7 @@ void EpilogueEmitter::element_loop(CodeStream& out, int stage) const {
   if (wide_rows()) {
     declare_wide(out, stage, stores);
   } else if (stores_in_pairs()) {
-    for (const Store& st : stores)
-      out.line((packs_pairs(st.dtype) ? "float" : memory_element_type(st.dtype)) + " " + st.pending +
-               " = 0;");
+    for (const Store& st : stores) out.line(memory_element_type(st.dtype) + " " + st.pending + " = 0;");
   }
   declare_pair_loads(out, stage);
   if (!schedule_.interior_tiles) {

@@ -77,9 +77,6 @@ class EpilogueEmitter {
     bool staged;          // into the TMA-store epilogue's shared-memory tile (schedule.tma_store)
   };
 
-  /// Whether a pair of `dtype` is converted by one instruction (pack_pairs: 16-bit floats), and its helper.
-  bool packs_pairs(te::DType dtype) const;
-  static std::string pack_function(te::DType dtype);
   /// An input's element at (grow, gcol), 0 out of bounds; `interior`: the tile lies inside the matrix, no
   /// test.
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;

@@ -59,19 +59,6 @@ void EpilogueEmitter::merged_store(CodeStream& out, const Slot& slot) const {
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
-  if (schedule_.pack_pairs) {
-    out.line(
-        "// Two f32 values to a pair of 16-bit floats in one instruction, rounded to nearest: `lo` in the "
-        "low");
-    out.line("// half, the pair's first column (pack_pairs).");
-    out.open("__device__ __forceinline__ u32 pack_bf16x2(float lo, float hi)");
-    out.line(R"(u32 w; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w;)");
-    out.close();
-    out.open("__device__ __forceinline__ u32 pack_f16x2(float lo, float hi)");
-    out.line(R"(u32 w; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w;)");
-    out.close();
-    out.line();
-  }
   if (schedule_.approximate_math) {
     define_approximate_math(out, "2^x on the special-function unit (approximate_math: exp of the elements).",
                             "tanh on the special-function unit (approximate_math: tanh of the elements).");

@@ -219,10 +219,6 @@ struct Schedule {
   // without it a pair's loads wait behind the previous pair's store, and each pair pays a load's latency.
   // Written to JSON only when true.
   bool box_reads = false;
-  // The element loop's 16-bit pairs (the stash, outputs) converted by one instruction from the two f32
-  // values (cvt.rn.bf16x2.f32) instead of one conversion an element and a shift and an or; the same bits.
-  // Written to JSON only when true.
-  bool pack_pairs = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

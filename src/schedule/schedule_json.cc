@@ -106,7 +106,6 @@ std::span<const OptionalKnob> optional_knobs() {
       {"global_exchange", &Schedule::global_exchange},
       {"unstaged_vectors", &Schedule::unstaged_vectors},
       {"box_reads", &Schedule::box_reads},
-      {"pack_pairs", &Schedule::pack_pairs},
   };
   return kKnobs;
 }

@@ -237,9 +237,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   }
   if (!schedule::one_input_slot_applies(s)) s.one_input_slot = false;  // (after tma_inputs is settled)
   if (!schedule::staged_pairs_applies(s)) s.staged_pairs = false;
-  // Not searched yet, legal: a box's staged pairs loaded ahead of its elements, and 16-bit pairs converted by
-  // one instruction (Changes 54 and 55, to be measured).
-  s.box_reads = s.pack_pairs = false;
+  // Not searched yet, legal: a box's staged pairs loaded ahead of its elements (Change 54, to be measured).
+  s.box_reads = false;
   if (s.stash_in_slot && !schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
         return schedule::stash_in_slot_applies(effective, s);
       })) {

@@ -445,27 +445,6 @@ TEST(DeferredEmitter, BoxReadsLoadABoxsStagedPairsBeforeItsFirstStoreOverTheSlot
   EXPECT_EQ(finish_kernel_text(k1), finish_kernel_text(k2));
 }
 
-TEST(DeferredEmitter, PackPairsConvertsEachPairOnceFromItsTwoValues) {
-  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
-  Schedule pairs = deferred_ping_pong();
-  pairs.bn = 256;
-  pairs.stages = 3;
-  pairs.tma_inputs = pairs.one_pass_variance = pairs.vector_loads = pairs.interior_tiles = true;
-  pairs.staged_pairs = pairs.bf16_stash = pairs.tma_store = pairs.stash_in_slot = true;
-  Schedule packed = pairs;
-  packed.pack_pairs = true;
-  const KernelSource k1 = emit_kernel(ln, pairs, kKey), k2 = emit_kernel(ln, packed, kKey);
-  // The even element's f32 value waits for the odd one's; both leave in one conversion, first column low.
-  EXPECT_TRUE(contains(k1.source, "u16 pend_stash0 = 0;"));
-  EXPECT_TRUE(contains(k2.source, "float pend_stash0 = 0;"));
-  EXPECT_EQ(source_text::count(k2.source, "if ((i & 1) == 0) pend_stash0 = v_summed;"), 2);
-  EXPECT_EQ(source_text::count(k2.source, ", pack_bf16x2(pend_stash0, v_summed));"), 2);
-  EXPECT_TRUE(contains(k2.source, R"(asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)))"));
-  EXPECT_EQ(source_text::count(k1.source, "pack_bf16x2"), 0);
-  // The finish kernel's outputs too, to global memory.
-  EXPECT_EQ(source_text::count(finish_kernel_text(k2), "= pack_bf16x2(pend_Y, v_Y);"), 2);
-}
-
 TEST(DeferredEmitter, StashInSlotWritesTheStashOverTheStagedResidualAndStoresItFromThere) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
   Schedule staged = deferred_ping_pong();

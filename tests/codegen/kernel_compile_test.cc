@@ -495,35 +495,6 @@ TEST(KernelCompile, StashInSlot) {
   });
 }
 
-TEST(KernelCompile, BoxReadsAndPackedPairs) {
-  // A box's staged pairs loaded ahead of its elements, and 16-bit pairs converted by one instruction: the
-  // cooperative stash-in-slot form (pairs stored over the slot), the in-kernel cluster form (outputs over
-  // the slot), and plain GEMMs' pairs to global memory and through the TMA-store tile.
-  Schedule cooperative = deferred_one_slot();
-  cooperative.warp_roles = WarpRoles::kCooperative;
-  cooperative.bm = 128;
-  cooperative.stages = 3;
-  cooperative.tma_store = cooperative.stash_in_slot = cooperative.staged_pairs = true;
-  cooperative.box_reads = cooperative.pack_pairs = true;
-  Schedule cluster = make_schedule(Knobs{
-      .bm = 64, .bn = 256, .stages = 3, .cluster_n = 4, .roles = WarpRoles::kPingPong, .vector_loads = true});
-  cluster.persistent = cluster.one_pass_variance = cluster.carry_in_accumulator = true;
-  cluster.interior_tiles = cluster.tma_inputs = cluster.tma_store = cluster.staged_pairs = true;
-  cluster.box_reads = cluster.pack_pairs = true;
-  Schedule plain = make_schedule(Knobs{.bm = 128, .bn = 128, .stages = 4, .vector_loads = true});
-  plain.pack_pairs = true;
-  Schedule staged = plain;
-  staged.tma_store = true;
-  compile_all({
-      {"post_layernorm odd, cooperative 128 x 256, stash in the slot, box reads, packed pairs",
-       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cooperative},
-      {"post_layernorm 1024 wide, cluster of 4, box reads, packed pairs",
-       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, cluster},
-      {"gemm bias relu, packed pairs", workload("gemm_bias_relu", Shape{127, 72, 200}), std::nullopt, plain},
-      {"gemm, TMA store, packed pairs", workload("gemm", Shape{127, 72, 200}), std::nullopt, staged},
-  });
-}
-
 TEST(KernelCompile, GlobalExchange) {
   // Row partials through global memory in groups of a cooperative launch: the suite's post-LN N = 1024
   // cluster form with four stages and only the residual staged, a cooperative group of 8 with a two-pass

@@ -310,15 +310,14 @@ TEST(SearchSpace, TheExchangeThroughGlobalMemoryAndUnstagedVectorsAreLegalButNot
   EXPECT_TRUE(canonical(ln, s).fenced_exchange_arrive);  // the DSMEM exchange's knobs are searched still
 }
 
-TEST(SearchSpace, BoxReadsAndPackedPairsAreLegalButNotSearchedYet) {
+TEST(SearchSpace, BoxReadsAreLegalButNotSearchedYet) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   schedule::Schedule s = test_deferred_ping_pong_256();
-  s.tma_inputs = s.vector_loads = s.staged_pairs = s.box_reads = s.pack_pairs = true;
+  s.tma_inputs = s.vector_loads = s.staged_pairs = s.box_reads = true;
   s.stages = 3;  // two slots of staged inputs leave room for three
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));  // a logged record replays
   const schedule::Schedule searched = canonical(ln, s);
   EXPECT_FALSE(searched.box_reads);
-  EXPECT_FALSE(searched.pack_pairs);
   EXPECT_TRUE(searched.staged_pairs);
 }
 

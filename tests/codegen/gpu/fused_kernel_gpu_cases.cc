@@ -648,19 +648,6 @@ std::vector<Case> cases() {
     c.label = "box_reads_" + c.label;
     result.push_back(c);
   }
-  // The base cases (every workload, tails, each store path: global pairs, the TMA-store tile, the stash and
-  // the outputs) and the box_reads_ ones (the stash over the slot) with their 16-bit pairs packed by one
-  // conversion.
-  add_variants(
-      result, before, "pack_pairs_", [](const schedule::FusionPlan&, const Schedule&) { return true; },
-      [](Schedule& s) { s.pack_pairs = true; });
-  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
-    Case c = result[i];
-    if (!c.schedule.box_reads) continue;
-    c.schedule.pack_pairs = true;
-    c.label = "pack_pairs_" + c.label;
-    result.push_back(c);
-  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
