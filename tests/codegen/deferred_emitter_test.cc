@@ -44,6 +44,16 @@ std::string finish_kernel_text(const KernelSource& k) {
   return k.source.substr(k.source.find(kFinishMarker));
 }
 
+// Deferred ping-pong 64 x 256 tiles with the residual and bias staged by TMA in two slots (which leave room
+// for three stages, not four), the variance in one pass.
+Schedule staged_ping_pong_256() {
+  Schedule s = deferred_ping_pong();
+  s.bn = 256;
+  s.stages = 3;
+  s.tma_inputs = s.one_pass_variance = true;
+  return s;
+}
+
 // The kernel `with` a knob, with that knob's changes undone: each pair of `undo` replaced everywhere (the
 // first by the second), the knob's device helpers (the block from `helpers` to the next blank line) taken
 // out, and its name (which hashes the schedule) that of `without`. Equal to `without`'s whole text where the
@@ -337,10 +347,7 @@ TEST(DeferredEmitter, AWideFinishReadsARowsPartialsSideBySide) {
 
 TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
-  Schedule two = deferred_ping_pong();
-  two.bn = 256;
-  two.stages = 3;  // two slots leave no room for a fourth
-  two.tma_inputs = two.one_pass_variance = true;
+  const Schedule two = staged_ping_pong_256();
   Schedule one = two;
   one.one_input_slot = true;
   const KernelSource k2 = emit_kernel(ln, two, kKey), k1 = emit_kernel(ln, one, kKey);
@@ -393,10 +400,8 @@ TEST(DeferredEmitter, OneInputSlotLoadsATilesInputsAfterItsOperands) {
 
 TEST(DeferredEmitter, StagedPairsReadEachPairOfStagedColumnsAsOneWord) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
-  Schedule one = deferred_ping_pong();
-  one.bn = 256;
-  one.stages = 3;  // two slots leave no room for a fourth
-  one.tma_inputs = one.one_pass_variance = one.vector_loads = one.interior_tiles = true;
+  Schedule one = staged_ping_pong_256();
+  one.vector_loads = one.interior_tiles = true;
   Schedule pairs = one;
   pairs.staged_pairs = true;
   const KernelSource k1 = emit_kernel(ln, one, kKey), k2 = emit_kernel(ln, pairs, kKey);
@@ -418,11 +423,9 @@ TEST(DeferredEmitter, StagedPairsReadEachPairOfStagedColumnsAsOneWord) {
 
 TEST(DeferredEmitter, BoxReadsLoadABoxsStagedPairsBeforeItsFirstStoreOverTheSlot) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1024);
-  Schedule pairs = deferred_ping_pong();
-  pairs.bn = 256;
-  pairs.stages = 3;
-  pairs.tma_inputs = pairs.one_pass_variance = pairs.vector_loads = pairs.interior_tiles = true;
-  pairs.staged_pairs = pairs.bf16_stash = pairs.tma_store = pairs.stash_in_slot = true;
+  Schedule pairs = staged_ping_pong_256();
+  pairs.vector_loads = pairs.interior_tiles = pairs.staged_pairs = true;
+  pairs.bf16_stash = pairs.tma_store = pairs.stash_in_slot = true;
   Schedule boxed = pairs;
   boxed.box_reads = true;
   const KernelSource k1 = emit_kernel(ln, pairs, kKey), k2 = emit_kernel(ln, boxed, kKey);
