@@ -2,6 +2,7 @@
 #include "codegen/epilogue_emitter.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
@@ -193,12 +194,15 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
   }
 }
 
+bool EpilogueEmitter::read_by_box(const schedule::EpilogueInput& input) const {
+  return schedule_.box_reads && walk_ == Walk::kFragment && staged_.staged(input.tensor) &&
+         pair_loadable(input.tensor, input.broadcast);
+}
+
 std::vector<schedule::EpilogueInput> EpilogueEmitter::boxed_inputs() const {
   std::vector<schedule::EpilogueInput> inputs;
-  if (!schedule_.box_reads || walk_ != Walk::kFragment || !loads_in_pairs()) return inputs;
-  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
-    if (staged_.staged(input.tensor) && pair_loadable(input.tensor, input.broadcast)) inputs.push_back(input);
-  }
+  std::copy_if(plan_.epilogue_inputs.begin(), plan_.epilogue_inputs.end(), std::back_inserter(inputs),
+               [this](const schedule::EpilogueInput& input) { return read_by_box(input); });
   return inputs;
 }
 
@@ -229,14 +233,10 @@ void EpilogueEmitter::emit_box_loads(CodeStream& out, bool interior) const {
 void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior) const {
   if (!loads_in_pairs()) return;
   emit_box_loads(out, interior);
-  const std::vector<schedule::EpilogueInput> boxed = boxed_inputs();
   out.open("if ((i & 1) == 0)");
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (!pair_loadable(input.tensor, input.broadcast)) continue;
-    const bool in_box = std::any_of(boxed.begin(), boxed.end(), [&](const schedule::EpilogueInput& b) {
-      return b.tensor.same_as(input.tensor);
-    });
-    if (in_box) {
+    if (read_by_box(input)) {
       out.line("lp_" + input.tensor.name() + " = bp_" + input.tensor.name() + "[(i & 31) >> 1];");
       continue;
     }

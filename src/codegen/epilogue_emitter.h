@@ -86,7 +86,9 @@ class EpilogueEmitter {
   bool pair_loadable(const te::Tensor& input, schedule::Broadcast broadcast) const;
   void declare_pair_loads(CodeStream& out, int stage) const;
   void emit_pair_loads(CodeStream& out, int stage, bool interior) const;
-  /// The staged inputs read a box at a time (box_reads), and their loads at a box's first element.
+  /// Whether `input` is read a box at a time (box_reads: a staged input loaded in pairs, in the fragment
+  /// walk); those inputs, and their loads at a box's first element.
+  bool read_by_box(const schedule::EpilogueInput& input) const;
   std::vector<schedule::EpilogueInput> boxed_inputs() const;
   void emit_box_loads(CodeStream& out, bool interior) const;
   std::vector<std::size_t> rereads(int stage) const;  // carried tiles (indices) `stage` reads from a stash
