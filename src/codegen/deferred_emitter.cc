@@ -36,9 +36,12 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
   const schedule::RescaledSum& sum = plan_.rescaled[0];
   const Slot& slot = terms_slot();
   const std::string name = slot_name(slot.stage, slot.index);
-  const Store term{"stash", te::DType::bf16, "term", "pend_term", true, false};
+  // With tma_store the terms go to the warpgroup's staging tile, which the kernel then stores by TMA.
+  const Store term{"stash", te::DType::bf16, "term", "pend_term", true, schedule_.tma_store};
   out.line("// The tile's terms exp(x - the tile's row maximum), summed and stored to the stash in bf16");
   out.line("// (stash_terms): the element loop kept x in the accumulator and took the maximum alone.");
+  if (schedule_.tma_store)
+    out.line("// They go to the warpgroup's staging tile, which the TMA store writes out.");
   out.open("for (int h = 0; h < 2; ++h)");
   out.line("float m = " + name + "_m[h];");
   out.line("m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));");

@@ -101,7 +101,7 @@ bool terms_stashable(const FusionPlan& plan) {
 
 bool stash_terms_fit(const FusionPlan& plan, const Schedule& s) {
   const std::int64_t table_bytes = std::int64_t{kFinishThreads / 32} * ceil_div(plan.anchor.n, s.bn) * 4;
-  return s.online_softmax && s.deferred() && !s.tma_store && table_bytes <= kFinishScaleBytes;
+  return s.online_softmax && s.deferred() && table_bytes <= kFinishScaleBytes;
 }
 
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
@@ -110,7 +110,8 @@ bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
 }
 
 bool store_chunks_applies(const Schedule& s) {
-  return s.tma_store && s.bn > 2 * 64 && !s.stores_in_place();
+  // The terms of stash_terms are written after the element loop, over the whole tile at once.
+  return s.tma_store && s.bn > 2 * 64 && !s.stores_in_place() && !s.stash_terms;
 }
 
 const EpilogueInput* in_place_store_input(const FusionPlan& plan, const Schedule& s) {
@@ -181,11 +182,13 @@ int accumulator_registers(const FusionPlan& plan, const Schedule& schedule) {
 // The TMA-store epilogue stages one 16-bit output tile per consumer warpgroup in 64-column boxes.
 template <typename Fail>
 void check_tma_store(const FusionPlan& plan, const Schedule& s, const Fail& fail) {
-  if (s.deferred()) {  // the stash's one bf16 tile leaves through the staging buffer
-    if (!s.bf16_stash || plan.carried_tiles.size() != 1) {
-      fail("tma_store=true with a deferred reduction needs bf16_stash=true and one carried tile (" +
-           std::to_string(plan.carried_tiles.size()) +
-           " carried, bf16_stash=" + (s.bf16_stash ? "true" : "false") + ")");
+  if (s.deferred()) {  // the stash's one bf16 tile (or its terms) leaves through the staging buffer
+    if (!(s.bf16_stash || s.stash_terms) || plan.carried_tiles.size() != 1) {
+      fail(
+          "tma_store=true with a deferred reduction needs a bf16 stash (bf16_stash=true or stash_terms=true) "
+          "and one carried tile (" +
+          std::to_string(plan.carried_tiles.size()) + " carried, bf16_stash=" +
+          (s.bf16_stash ? "true" : "false") + ", stash_terms=" + (s.stash_terms ? "true" : "false") + ")");
     }
     if (s.bn % 64 != 0)
       fail("tma_store=true with BN=" + std::to_string(s.bn) +
@@ -562,7 +565,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
           "stash_terms=true needs reduction=deferred (the finish kernel rescales the terms), but reduction=" +
           std::string(reduction_placement_name(s.reduction)));
     }
-    if (s.tma_store) fail("stash_terms=true with tma_store=true: the terms leave the tile by plain stores");
     if (!stash_terms_fit(plan, s)) {
       fail("stash_terms=true with " + std::to_string(n_tiles) + " column tiles (N=" + std::to_string(a.n) +
            ", BN=" + std::to_string(s.bn) + "): the finish kernel's table of their factors holds at most " +
@@ -622,9 +624,12 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
          (s.wide_finish ? "true" : "false") + ", stash " + std::string(te::dtype_name(stash_dtype(s))) + ")");
   }
   if (s.store_chunks && !store_chunks_applies(s)) {
-    fail("store_chunks=true needs tma_store=true and BN of three 64-column boxes or more (tma_store=" +
-         std::string(s.tma_store ? "true" : "false") + ", BN=" + std::to_string(s.bn) +
-         "): with two boxes the whole tile is two boxes already");
+    fail(
+        "store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with two boxes the "
+        "whole tile is two boxes already) and no stash_terms (the terms are stored after the element loop; "
+        "tma_store=" +
+        std::string(s.tma_store ? "true" : "false") + ", BN=" + std::to_string(s.bn) +
+        ", stash_terms=" + (s.stash_terms ? "true" : "false") + ")");
   }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(

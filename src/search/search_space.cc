@@ -199,8 +199,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
-  // Searched where the TMA store has won, plans without row reductions (every GEMM-family winner takes it);
-  // a deferred reduction's stash through TMA has lost to element-wise stores on every row measured.
+  // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
+  // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already

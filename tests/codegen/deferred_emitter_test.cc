@@ -222,6 +222,41 @@ TEST(DeferredEmitter, StashedTermsAreScaledByTheirColumnTilesFactor) {
   EXPECT_TRUE(contains(softmax.source, "? 0.0f : expf((acc[i] - red0_1_m[h]));"));
 }
 
+TEST(DeferredEmitter, StashedTermsGoThroughTheStagingTileWithTheTmaStore) {
+  // N = 1024: whole 64-column boxes (the TMA store's rows must be 16-byte aligned).
+  const FusionPlan softcap = plan_of("gemm_softcap_softmax", 127, 72, 1024);
+  Schedule s = deferred_ping_pong();
+  s.online_softmax = s.vector_loads = s.stash_terms = true;
+  const KernelSource plain = emit_kernel(softcap, s, kKey);
+  s.tma_store = true;
+  const KernelSource staged = emit_kernel(softcap, s, kKey);
+  const std::string main_kernel = staged.source.substr(0, staged.source.find(kFinishMarker));
+  // The terms' pairs go to the warpgroup's swizzled staging tile, not to the stash in global memory.
+  EXPECT_FALSE(contains(main_kernel, "*(u32*)&stash["));
+  const std::size_t read_done = main_kernel.find("if (store_leader) bulk_wait_read_all();");
+  const std::size_t term_pair = main_kernel.find(
+      "else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - "
+      "1)) "
+      "= (u32)pend_term | ((u32)f32_to_bf16(term) << 16);");
+  const std::size_t partials =
+      main_kernel.find("parts[((size_t)2 * N_TILES + n0 / BN) * M + grow] = red0_1_m[h];");
+  const std::size_t fence = main_kernel.find("fence_proxy_async_shared();", term_pair);
+  const std::size_t tma =
+      main_kernel.find("tma_store_2d(&tma_stash, stage_out + b * 64 * 64, n0 + 64 * b, m0 + a_row0);");
+  for (const std::size_t at : {read_done, term_pair, partials, fence, tma}) ASSERT_NE(at, std::string::npos);
+  // The previous tile's store has read the staging tile before the terms go over it; the tile is stored
+  // after its terms and partials.
+  EXPECT_LT(read_done, term_pair);
+  EXPECT_LT(term_pair, fence);
+  EXPECT_LT(partials, tma);
+  EXPECT_LT(fence, tma);
+  // The kernels take the stash's TMA descriptor; the finish kernel's body and the stash's size are unchanged.
+  EXPECT_TRUE(contains(main_kernel, "const __grid_constant__ TmaDescriptor tma_stash"));
+  EXPECT_EQ(staged.stash_bytes, plain.stash_bytes);
+  const auto body = [](const std::string& finish) { return finish.substr(finish.find("const int lane")); };
+  EXPECT_EQ(body(finish_kernel_text(staged)), body(finish_kernel_text(plain)));
+}
+
 TEST(DeferredEmitter, AWideFinishMovesEightColumnsALaneAndChangesOnlyThePartialsInTheMainKernel) {
   const FusionPlan ln = plan_of("post_layernorm", 127, 72, 1000);
   Schedule s = deferred_ping_pong();

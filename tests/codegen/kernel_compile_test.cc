@@ -307,6 +307,8 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   streamed_ln.streaming_hints = true;
   Schedule streamed_terms = wide_terms;
   streamed_terms.streaming_hints = true;
+  Schedule staged_terms = split_terms;  // the terms through the staging tile, stored by TMA
+  staged_terms.tma_store = true;
   Schedule kept_terms = terms;  // the terms' bf16 pairs
   kept_terms.stash_evict_last = true;
   Schedule kept_bf16 = deferred_one_pass_layer_norm();  // bf16 elements (N odd)
@@ -328,6 +330,8 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
        std::nullopt, wide_ln},
       {"gemm_softmax, wide finish, terms stashed, four warps a row",
        workload("gemm_softmax", Shape{77, 40, 2104}), std::nullopt, wide_terms},
+      {"gemm_softmax terms stashed by the TMA store, B multicast",
+       workload("gemm_softmax", Shape{77, 40, 2104}), std::nullopt, staged_terms},
       {"gemm_softmax, wide finish over an f32 stash", workload("gemm_softmax", Shape{127, 72, 1000}),
        std::nullopt, wide_f32},
       {"causal softmax f16, wide finish", test_programs::masked_softmax_f16(127, 72, 264), std::nullopt,

@@ -64,12 +64,14 @@ TEST(ScheduleErrors, TmaStoreEpilogue) {
                        s.bn = 256;
                        s.stages = 2;
                      }),
-      "schedule for 'mm': store_chunks=true needs tma_store=true and BN of three 64-column boxes or more "
-      "(tma_store=false, BN=256): with two boxes the whole tile is two boxes already");
+      "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with "
+      "two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored after the "
+      "element loop; tma_store=false, BN=256, stash_terms=false)");
   EXPECT_EQ(
       legality_error(p.gemm, [](Schedule& s) { s.tma_store = s.store_chunks = true; }),
-      "schedule for 'mm': store_chunks=true needs tma_store=true and BN of three 64-column boxes or more "
-      "(tma_store=true, BN=128): with two boxes the whole tile is two boxes already");
+      "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with "
+      "two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored after the "
+      "element loop; tma_store=true, BN=128, stash_terms=false)");
   // A 128 x 256 tile with four stages: too much shared memory with the whole tile staged, room in chunks.
   const auto wide = [](Schedule& s) {
     s.tma_store = true;
@@ -249,8 +251,8 @@ TEST(ScheduleErrors, DeferredReduction) {
                              deferred(s);
                              s.tma_store = true;
                            }),
-            "schedule for 'mm': tma_store=true with a deferred reduction needs bf16_stash=true and one "
-            "carried tile (1 carried, bf16_stash=false)");
+            "schedule for 'mm': tma_store=true with a deferred reduction needs a bf16 stash (bf16_stash=true "
+            "or stash_terms=true) and one carried tile (1 carried, bf16_stash=false, stash_terms=false)");
   EXPECT_EQ(legality_error(p.ln,
                            [&](Schedule& s) {
                              deferred(s);
@@ -377,6 +379,23 @@ TEST(ScheduleErrors, StashTerms) {
                      }),
       "schedule for 'mm': stash_terms=true with bf16_stash=true: the terms' stash is bf16 already; leave "
       "bf16_stash off");
+  // The terms through the staging tile by TMA: the whole tile at once, after the element loop.
+  EXPECT_EQ(legality_error(softmax,
+                           [&](Schedule& s) {
+                             deferred_online(s);
+                             s.tma_store = true;
+                           }),
+            "(no error)");
+  EXPECT_EQ(legality_error(softmax,
+                           [&](Schedule& s) {
+                             deferred_online(s);
+                             s.tma_store = s.store_chunks = true;
+                             s.bn = 256;
+                             s.stages = 2;
+                           }),
+            "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more "
+            "(with two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored "
+            "after the element loop; tma_store=true, BN=256, stash_terms=true)");
   EXPECT_EQ(
       legality_error(plan_of("gemm_softmax", 256, 128, 64 * 1025),
                      [&](Schedule& s) {

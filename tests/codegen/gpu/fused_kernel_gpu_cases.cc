@@ -523,6 +523,15 @@ std::vector<Case> cases() {
         return legal(plan, t);
       },
       [](Schedule& s) { s.stash_terms = true; });
+  // The cases with stashed terms once more with the terms written to the staging tile and stored by TMA.
+  add_variants(
+      result, result.size(), "terms_tma_store_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.tma_store = true;
+        return s.stash_terms && !s.tma_store && legal(plan, t);
+      },
+      [](Schedule& s) { s.tma_store = true; });
   // The deferred cases as first deferred (not their variants for knobs of the main kernel), the split finish
   // kernels and the stashed terms, whose rows are whole groups of eight, once more with the finish kernel's
   // wide walk (duplicates fall to the deduplication below).
