@@ -56,6 +56,7 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
   ExprBindings bindings;
   bindings.approximate_math = schedule_.approximate_math;
   bindings.reciprocal_division = schedule_.reciprocal_division;
+  bindings.packed_rounding = schedule_.packed_rounding;
   bindings.vars[sum.terms->axes[0].get()] = "grow";
   bindings.vars[sum.terms->axes[1].get()] = "gcol";
   bindings.reads[plan_.carried_tiles[0].get()] = "acc[i]";

@@ -318,6 +318,7 @@ void EpilogueEmitter::emit_row_values(CodeStream& out, const std::vector<te::Ten
     out.open(rows_loop());
     out.line("const int grow = " + row_of_h() + ";");
     ExprBindings bindings;
+    bindings.packed_rounding = schedule_.packed_rounding;
     bindings.vars[t->axes[0].get()] = "grow";
     for (const te::Tensor& source : te::Program::reads_of(t)) {
       if (source.is_placeholder()) {
@@ -560,6 +561,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   ExprBindings base;
   base.approximate_math = schedule_.approximate_math;
   base.reciprocal_division = schedule_.reciprocal_division;
+  base.packed_rounding = schedule_.packed_rounding;
   if (schedule_.stash_terms && walk_ == Walk::kRow) {  // one division a row, not one an element
     base.multiply_by_reciprocal = [this](const te::Expr& e) {
       return schedule::divides_by_row_value(plan_, e);

@@ -14,13 +14,14 @@ namespace {
 using te::DType;
 using te::ExprKind;
 
-// `value` (a float-typed C expression) rounded to a 16-bit float dtype when the node has one.
-std::string round_to(DType dtype, const std::string& value) {
+// `value` (a float-typed C expression) rounded to a 16-bit float dtype when the node has one; `packed`: by
+// the packed conversion's helpers (ExprBindings::packed_rounding).
+std::string round_to(DType dtype, const std::string& value, bool packed) {
   switch (dtype) {
     case DType::bf16:
-      return "round_bf16(" + value + ")";
+      return (packed ? "round_bf16_packed(" : "round_bf16(") + value + ")";
     case DType::f16:
-      return "round_f16(" + value + ")";
+      return (packed ? "round_f16_packed(" : "round_f16(") + value + ")";
     case DType::f32:
     case DType::i32:
     case DType::boolean:
@@ -121,7 +122,7 @@ class Emitter {
             value = (integer ? "max(" : "fmaxf(") + a + ", " + b + ")";
             break;
         }
-        return round_to(dtype, value);
+        return round_to(dtype, value, bindings_.packed_rounding);
       }
       case ExprKind::kCompare: {
         const auto* n = e.as<te::CompareNode>();
@@ -139,18 +140,18 @@ class Emitter {
         if (dtype == DType::i32) return "((int)" + value + ")";
         // To a float dtype: integers and bools convert exactly as C does, then round.
         const std::string as_float = te::is_float(from) ? value : "((float)" + value + ")";
-        return from == dtype ? value : round_to(dtype, as_float);
+        return from == dtype ? value : round_to(dtype, as_float, bindings_.packed_rounding);
       }
       case ExprKind::kUnary: {
         const auto* n = e.as<te::UnaryNode>();
         if (bindings_.approximate_math && n->op == te::UnaryOp::kExp)
-          return round_to(dtype, approximate_exp(n->value));
+          return round_to(dtype, approximate_exp(n->value), bindings_.packed_rounding);
         if (bindings_.approximate_math && n->op == te::UnaryOp::kTanh)
-          return round_to(dtype, "tanh_approx(" + emit(n->value) + ")");
+          return round_to(dtype, "tanh_approx(" + emit(n->value) + ")", bindings_.packed_rounding);
         const std::string value = emit(n->value);
         if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
         if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";
-        return round_to(dtype, math_function(n->op) + "(" + value + ")");
+        return round_to(dtype, math_function(n->op) + "(" + value + ")", bindings_.packed_rounding);
       }
       case ExprKind::kPow: {
         const auto* n = e.as<te::PowNode>();
@@ -160,7 +161,8 @@ class Emitter {
           for (int i = 0; i < n->exponent; ++i) product += " * " + base;
           return "(" + product + ")";
         }
-        return round_to(dtype, "powi_f32(" + base + ", " + std::to_string(n->exponent) + ")");
+        return round_to(dtype, "powi_f32(" + base + ", " + std::to_string(n->exponent) + ")",
+                        bindings_.packed_rounding);
       }
       case ExprKind::kRead: {
         const auto* n = e.as<te::ReadNode>();

@@ -38,6 +38,9 @@ struct ExprBindings {
   /// An f32 division by a constant as a multiplication by the constant's reciprocal rounded to f32 (within
   /// an ulp of the quotient).
   bool reciprocal_division = false;
+  /// 16-bit roundings as round_bf16_packed / round_f16_packed (schedule.packed_rounding): the packed
+  /// conversion's instruction, the same bits. The kernel defines both.
+  bool packed_rounding = false;
   /// Divisions to emit as a multiplication by the divisor's reciprocal, `a * (1.0f / b)`, where this holds
   /// for the division (with a divisor that does not change along the elements, the compiler computes the
   /// reciprocal once).

@@ -156,6 +156,7 @@ class KernelEmitter {
     emit_wgmma_ss(out, "wgmma_step", s_.bn, plan_.anchor.a.dtype());
     out.line();
     if (s_.tma_store) emit_tma_store_helpers(out, s_.store_chunks);
+    if (s_.packed_rounding) emit_packed_rounding_helpers(out);
     trace_.helpers(out);
     if (s_.multicast_b) emit_multicast_helpers(out);
     if (s_.stash_evict_last) emit_stash_keep_helpers(out, s_.stash_in_slot);

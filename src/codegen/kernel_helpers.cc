@@ -87,6 +87,20 @@ void emit_streaming_helpers(CodeStream& out) {
 )CUDA");
 }
 
+// packed_rounding: a 16-bit rounding by the packed conversion (both halves from the same value; the low half
+// kept), which ptxas lowers to F2FP on the ALU where the scalar conversion is an F2F on the conversion pipe.
+void emit_packed_rounding_helpers(CodeStream& out) {
+  out.raw(
+      R"CUDA(__device__ __forceinline__ float round_bf16_packed(float f) {
+  u32 p; asm("cvt.rn.bf16x2.f32 %0, %1, %1;" : "=r"(p) : "f"(f)); return __uint_as_float(p << 16);
+}
+__device__ __forceinline__ float round_f16_packed(float f) {
+  u32 p; asm("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(p) : "f"(f)); return f16_to_f32((u16)p);
+}
+
+)CUDA");
+}
+
 // The TMA-store epilogue's device helpers, emitted only into kernels that use it.
 void emit_tma_store_helpers(CodeStream& out, bool in_chunks) {
   if (in_chunks) {

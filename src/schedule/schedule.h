@@ -219,6 +219,12 @@ struct Schedule {
   // without it a pair's loads wait behind the previous pair's store, and each pair pays a load's latency.
   // Measured faster (the search takes it with every staged pair). Written to JSON only when true.
   bool box_reads = false;
+  // 16-bit roundings inside the epilogue's expressions (a bf16 or f16 tensor's value, rounded before it is
+  // used) through the packed conversion, cvt.rn.bf16x2.f32 (ptxas: F2FP, an ALU instruction), instead of the
+  // scalar cvt.rn.bf16.f32 (F2F, on the conversion pipe, a quarter of the rate): the same bits. The plain
+  // GEMM's epilogue rounds each element once this way before packing the pair (128 F2F a thread a 64 x 256
+  // tile). Measured faster or the same; not searched yet. Written to JSON only when true.
+  bool packed_rounding = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

@@ -106,6 +106,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"global_exchange", &Schedule::global_exchange},
       {"unstaged_vectors", &Schedule::unstaged_vectors},
       {"box_reads", &Schedule::box_reads},
+      {"packed_rounding", &Schedule::packed_rounding},
   };
   return kKnobs;
 }

@@ -199,6 +199,11 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
+  // Not searched yet, legal: 16-bit roundings by the packed conversion, the same bits, faster where measured
+  // (H100: the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile, its kernel -2.8%; post-LN's main
+  // kernel and finish within 1%; benchmarks/NOTES.md, Change 57). Forced on here, it would take every logged
+  // schedule out of the space, and with them the logged times the search starts from.
+  s.packed_rounding = false;
   // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
   // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;

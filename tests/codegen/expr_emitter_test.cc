@@ -78,6 +78,17 @@ TEST(ExprEmitter, SixteenBitResultsAreRounded) {
   EXPECT_EQ(s.c(s.h * 0.1), "round_bf16((h * (0.100097656f)))");
 }
 
+TEST(ExprEmitter, PackedRoundingNamesThePackedHelpers) {
+  Scope s;
+  s.bindings.packed_rounding = true;
+  EXPECT_EQ(s.c(s.h * s.g - s.h), "round_bf16_packed((round_bf16_packed((h * g)) - h))");
+  EXPECT_EQ(s.c(te::exp(s.h)), "round_bf16_packed(expf(h))");
+  EXPECT_EQ(s.c(s.p / s.p), "round_f16_packed((p / p))");
+  EXPECT_EQ(s.c(te::cast(DType::bf16, s.a)), "round_bf16_packed(a)");
+  // f32 results are not rounded either way.
+  EXPECT_EQ(s.c(s.a * s.b), "(a * b)");
+}
+
 TEST(ExprEmitter, Casts) {
   const Scope s;
   EXPECT_EQ(s.c(te::cast(DType::f32, s.h)), "h");  // widening is exact: the value is already a float

@@ -405,6 +405,28 @@ TEST(KernelCompile, StoreChunks) {
   });
 }
 
+TEST(KernelCompile, PackedRounding) {
+  // 16-bit roundings by the packed conversion: a persistent GEMM stored by TMA, a deferred layer norm with
+  // its bf16 stash over the staged residual, and a causal softmax in f16.
+  Schedule gemm = make_schedule(Knobs{.bm = 128, .bn = 256, .stages = 3});
+  gemm.persistent = gemm.tma_store = gemm.interior_tiles = gemm.packed_rounding = true;
+  Schedule ln = make_schedule(Knobs{.bm = 128, .bn = 256, .stages = 3, .carried = ValueHome::kL2Stash});
+  ln.reduction = ReductionPlacement::kDeferred;
+  ln.one_pass_variance = ln.bf16_stash = ln.tma_store = ln.tma_inputs = ln.stash_in_slot = true;
+  ln.one_input_slot = true;
+  ln.persistent = ln.packed_rounding = true;
+  Schedule f16 = deferred_online_softmax();
+  f16.vector_loads = false;  // N odd
+  f16.packed_rounding = true;
+  compile_all({
+      {"gemm reduced, persistent 128 x 256, TMA store", workload("gemm", kReduced), std::nullopt, gemm},
+      {"post_layernorm deferred, stash over the slot", workload("post_layernorm", Shape{127, 72, 1024}),
+       std::nullopt, ln},
+      {"causal softmax f16, deferred online", test_programs::masked_softmax_f16(127, 72, 257), std::nullopt,
+       f16},
+  });
+}
+
 TEST(KernelCompile, TmaStoreOverTheStagedResidual) {
   // Rows combined in the kernel, the output written over the staged residual and stored from there: the
   // suite's post-LN N = 1024 cluster form (ping-pong on alternate row blocks), and cooperative 128-row tiles

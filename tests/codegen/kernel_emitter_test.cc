@@ -207,6 +207,28 @@ TEST(KernelEmitter, ParameterOrder) {
                        "    float* __restrict__ out_mm,\n"));
 }
 
+TEST(KernelEmitter, PackedRoundingDefinesItsHelpersAndRoundsTheEpilogueWithThem) {
+  // The GEMM's output rounding (the fragment's elements before their pairs are packed) and a deferred layer
+  // norm's roundings, in the main kernel and the finish kernel.
+  for (const char* workload : {"gemm", "post_layernorm"}) {
+    const FusionPlan plan = plan_of(workload, 256, 128, 512);
+    Schedule s;
+    if (std::string(workload) == "post_layernorm") {
+      s.reduction = ReductionPlacement::kDeferred;
+      s.carried = ValueHome::kL2Stash;
+      s.one_pass_variance = true;  // two stages: the finish kernel runs the second
+    }
+    const KernelSource scalar = emit_kernel(plan, s, kKey);
+    s.packed_rounding = true;
+    const KernelSource packed = emit_kernel(plan, s, kKey);
+    EXPECT_TRUE(contains(packed.source, "cvt.rn.bf16x2.f32 %0, %1, %1;")) << workload;
+    EXPECT_TRUE(contains(packed.source, "= round_bf16_packed(")) << workload;
+    EXPECT_FALSE(contains(packed.source, "= round_bf16(")) << workload;
+    EXPECT_FALSE(contains(scalar.source, "round_bf16_packed")) << workload;
+    EXPECT_TRUE(contains(scalar.source, "= round_bf16(")) << workload;
+  }
+}
+
 TEST(KernelEmitter, InstructionsOfEachSchedule) {
   const FusionPlan gemm = plan_of("gemm", 256, 128, 512);
   Schedule s;

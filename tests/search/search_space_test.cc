@@ -329,6 +329,16 @@ TEST(SearchSpace, BoxReadsAreSearchedWithEveryStagedPair) {
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
 }
 
+TEST(SearchSpace, PackedRoundingIsLegalButNotSearched) {
+  // Forced on, it would take every logged schedule out of the space (Change 57).
+  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 512}, {"K", 64}, {"N", 1024}});
+  for (const schedule::Schedule& s : schedule_space(gemm)) EXPECT_FALSE(s.packed_rounding);
+  schedule::Schedule logged;
+  logged.packed_rounding = true;
+  EXPECT_NO_THROW(schedule::check_legal(gemm, logged, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(gemm, logged).packed_rounding);
+}
+
 TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 4096}, {"K", 1024}, {"N", 4096}});
   schedule::Schedule s;
