@@ -28,11 +28,18 @@
 #   stash     the stash over the staged residual (Change 48), which its H100 run checked: a search of the four
 #             post-LN rows over the schedules with it (the streaming hints of Change 50 among them), those rows
 #             with its records beside cuBLAS, and PyTorch for post-LN K = 1024 N = 1024 (~8 min)
+#   forms     the forms the H100 found faster on 2026-12-06 (twelfth session), searched on this card: gelu-LN
+#             over bf16 stashes with the wide finish (24 trials), the three softmax rows over the terms stored
+#             by TMA (Change 56; 16 trials), then those rows from LOG with the searches' records appended
+#             (OUTDIR/forms/merged.jsonl), beside cuBLAS (~5 min)
+#   epilogue  the epilogue's instructions (Changes 57 and 58): the GPU-test variants with shared pointers (the
+#             packed roundings' passed on an H100), then the trace A/B of the GEMM and post-LN K = 1024 N = 1024
+#             winners with packed roundings, and with shared pointers as well (~5 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash OUTDIR [LOG]" >&2
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash|forms|epilogue OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
@@ -138,8 +145,28 @@ case $step in
       >"$out/torch.txt" 2>&1
     tail -6 "$out/torch.txt"
     ;;
+  forms)
+    gelu=gemm_gelu_layernorm_M16384_K1024_N4096
+    softmax=gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192,gemm_softmax_M4096_K4096_N32000
+    run ./build/benchmarks/tune_suite "$out/tune-gelu" --trials 24 --only "$gelu" \
+      --fix bf16_stash=true,wide_finish=true >"$out/tune-gelu.txt" 2>&1
+    run ./build/benchmarks/tune_suite "$out/tune-softmax" --trials 16 --only "$softmax" \
+      --fix stash_terms=true,tma_store=true >"$out/tune-softmax.txt" 2>&1
+    cat "$log" "$out/tune-gelu/h200.jsonl" "$out/tune-softmax/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$gelu,$softmax" \
+      --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
+    tail -5 "$out/bench.txt"
+    ;;
+  epilogue)
+    gpu_variants shared_pointers_
+    k1024=(gemm_M16384_K1024_N1024 post_layernorm_M16384_K1024_N1024)
+    run benchmarks/trace_rows.sh --set packed_rounding=true --no-gpu-test "$out/packed" "$log" "${k1024[@]}"
+    run benchmarks/trace_rows.sh --set packed_rounding=true,shared_pointers=true --no-gpu-test "$out/shared" \
+      "$log" "${k1024[@]}"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs or stash" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms or" \
+      "epilogue" >&2
     exit 2
     ;;
 esac

@@ -286,7 +286,12 @@ class KernelEmitter {
     out.open(result.name + "(" + params + ")");
     out.line("extern __shared__ unsigned char smem_raw[];");
     out.line("// 128-byte swizzled operand tiles need 1024-byte alignment.");
-    out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
+    if (s_.shared_pointers) {
+      out.line("// (An offset from the shared array: pointers carved from it stay shared for the compiler.)");
+      out.line("unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);");
+    } else {
+      out.line("unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);");
+    }
     out.line("u16* sA = (u16*)smem;                       // [STAGES][BM][64]");
     out.line("u16* sB = sA + STAGES * BM * BK;            // [STAGES][BN][64]");
     // (An output stored in place needs no staging memory of its own: it goes over a staged input's slot.)

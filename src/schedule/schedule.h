@@ -225,6 +225,12 @@ struct Schedule {
   // GEMM's epilogue rounds each element once this way before packing the pair (128 F2F a thread a 64 x 256
   // tile). Measured faster or the same; not searched yet. Written to JSON only when true.
   bool packed_rounding = false;
+  // The dynamic shared memory aligned to 1024 bytes by an offset added to the shared array, instead of by
+  // rounding its generic address as an integer: the compiler then knows every pointer carved from it is
+  // shared, and the element loop's stores to a staging tile are st.shared with 32-bit addresses instead of
+  // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
+  // addresses also spilled 44 bytes). Written to JSON only when true.
+  bool shared_pointers = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

@@ -107,6 +107,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"unstaged_vectors", &Schedule::unstaged_vectors},
       {"box_reads", &Schedule::box_reads},
       {"packed_rounding", &Schedule::packed_rounding},
+      {"shared_pointers", &Schedule::shared_pointers},
   };
   return kKnobs;
 }

@@ -202,8 +202,12 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // Not searched yet, legal: 16-bit roundings by the packed conversion, the same bits, faster where measured
   // (H100: the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile, its kernel -2.8%; post-LN's main
   // kernel and finish within 1%; benchmarks/NOTES.md, Change 57). Forced on here, it would take every logged
-  // schedule out of the space, and with them the logged times the search starts from.
+  // schedule out of the space: the A/B of a knob against a row's logged winner (knob_pair_filter) and the
+  // replays of logged sweeps would find none of them.
   s.packed_rounding = false;
+  // Not searched yet, legal, for the same reason: shared-memory pointers the compiler knows to be shared
+  // (built 2026-12-06, not yet run on a GPU; benchmarks/NOTES.md, Change 58).
+  s.shared_pointers = false;
   // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
   // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;

@@ -418,7 +418,23 @@ TEST(KernelCompile, PackedRounding) {
   Schedule f16 = deferred_online_softmax();
   f16.vector_loads = false;  // N odd
   f16.packed_rounding = true;
+  // Shared-memory pointers the compiler knows to be shared: the same three, and a cluster form exchanging
+  // rows through distributed shared memory.
+  Schedule gemm_sp = gemm, ln_sp = ln, f16_sp = f16;
+  gemm_sp.shared_pointers = ln_sp.shared_pointers = f16_sp.shared_pointers = true;
+  Schedule cluster = make_schedule(Knobs{.bm = 64, .bn = 256, .stages = 3, .roles = WarpRoles::kPingPong});
+  cluster.cluster_n = 4;
+  cluster.reduction = ReductionPlacement::kCluster;
+  cluster.one_pass_variance = cluster.carry_in_accumulator = cluster.shared_pointers = true;
   compile_all({
+      {"gemm reduced, persistent 128 x 256, TMA store, shared pointers", workload("gemm", kReduced),
+       std::nullopt, gemm_sp},
+      {"post_layernorm deferred, stash over the slot, shared pointers",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, ln_sp},
+      {"causal softmax f16, shared pointers", test_programs::masked_softmax_f16(127, 72, 257), std::nullopt,
+       f16_sp},
+      {"post_layernorm cluster of four, shared pointers", workload("post_layernorm", Shape{127, 72, 1024}),
+       std::nullopt, cluster},
       {"gemm reduced, persistent 128 x 256, TMA store", workload("gemm", kReduced), std::nullopt, gemm},
       {"post_layernorm deferred, stash over the slot", workload("post_layernorm", Shape{127, 72, 1024}),
        std::nullopt, ln},

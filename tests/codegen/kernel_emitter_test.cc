@@ -2,6 +2,8 @@
 // the instructions each schedule calls for, and the stash size.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
 #include "codegen/test_programs.h"
@@ -227,6 +229,36 @@ TEST(KernelEmitter, PackedRoundingDefinesItsHelpersAndRoundsTheEpilogueWithThem)
     EXPECT_FALSE(contains(scalar.source, "round_bf16_packed")) << workload;
     EXPECT_TRUE(contains(scalar.source, "= round_bf16(")) << workload;
   }
+}
+
+TEST(KernelEmitter, SharedPointersAlignTheSharedArrayByAnOffset) {
+  const FusionPlan gemm = plan_of("gemm", 256, 128, 512);
+  Schedule s;
+  s.tma_store = true;
+  const std::string generic = emit_kernel(gemm, s, kKey).source;
+  s.shared_pointers = true;
+  const std::string shared = emit_kernel(gemm, s, kKey).source;
+  const std::string by_integer =
+      "unsigned char* smem = (unsigned char*)(((u64)smem_raw + 1023) & ~(u64)1023);";
+  const std::string by_offset =
+      "unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);";
+  EXPECT_TRUE(contains(generic, by_integer));
+  EXPECT_FALSE(contains(generic, by_offset));
+  EXPECT_TRUE(contains(shared, by_offset));
+  EXPECT_FALSE(contains(shared, by_integer));
+  // Everything else is the same kernel: the carve-up of the memory, the stores to the staging tile.
+  const auto rest = [](const std::string& source) {
+    std::string kept;
+    std::istringstream lines(source);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("unsigned char* smem =") == std::string::npos &&
+          line.find("// (An offset from the shared array") == std::string::npos &&
+          line.find("// schedule: ") == std::string::npos)
+        kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_EQ(rest(shared), rest(generic));
 }
 
 TEST(KernelEmitter, InstructionsOfEachSchedule) {

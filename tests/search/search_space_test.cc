@@ -329,7 +329,7 @@ TEST(SearchSpace, BoxReadsAreSearchedWithEveryStagedPair) {
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
 }
 
-TEST(SearchSpace, PackedRoundingIsLegalButNotSearched) {
+TEST(SearchSpace, PackedRoundingAndSharedPointersAreLegalButNotSearched) {
   // Forced on, it would take every logged schedule out of the space (Change 57).
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 512}, {"K", 64}, {"N", 1024}});
   for (const schedule::Schedule& s : schedule_space(gemm)) EXPECT_FALSE(s.packed_rounding);
@@ -337,6 +337,11 @@ TEST(SearchSpace, PackedRoundingIsLegalButNotSearched) {
   logged.packed_rounding = true;
   EXPECT_NO_THROW(schedule::check_legal(gemm, logged, schedule::TargetLimits{}));
   EXPECT_FALSE(canonical(gemm, logged).packed_rounding);
+  // And shared-memory pointers the compiler knows to be shared, for the same reason.
+  for (const schedule::Schedule& s : schedule_space(gemm)) EXPECT_FALSE(s.shared_pointers);
+  logged.shared_pointers = true;
+  EXPECT_NO_THROW(schedule::check_legal(gemm, logged, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(gemm, logged).shared_pointers);
 }
 
 TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {

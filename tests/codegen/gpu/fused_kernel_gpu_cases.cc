@@ -672,6 +672,10 @@ std::vector<Case> cases() {
     c.schedule.packed_rounding = true;
     c.label = "packed_rounding_" + c.label;
     result.push_back(c);
+    // And with shared-memory pointers the compiler knows to be shared.
+    c.schedule.shared_pointers = true;
+    c.label = "shared_pointers_" + c.label;
+    result.push_back(c);
   }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
