@@ -235,9 +235,8 @@ TEST(DeferredEmitter, StashedTermsGoThroughTheStagingTileWithTheTmaStore) {
   EXPECT_FALSE(contains(main_kernel, "*(u32*)&stash["));
   const std::size_t read_done = main_kernel.find("if (store_leader) bulk_wait_read_all();");
   const std::size_t term_pair = main_kernel.find(
-      "else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, gcol - n0 - "
-      "1)) "
-      "= (u32)pend_term | ((u32)f32_to_bf16(term) << 16);");
+      "else *(u32*)((unsigned char*)stage_out + staged_offset(warp * 16 + (lane >> 2) + 8 * h, "
+      "gcol - n0 - 1)) = (u32)pend_term | ((u32)f32_to_bf16(term) << 16);");
   const std::size_t partials =
       main_kernel.find("parts[((size_t)2 * N_TILES + n0 / BN) * M + grow] = red0_1_m[h];");
   const std::size_t fence = main_kernel.find("fence_proxy_async_shared();", term_pair);
