@@ -16,7 +16,6 @@ void emit_streaming_helpers(CodeStream& out);
 /// tma_store: the staging layout (whole tile, or `in_chunks` two 64-column boxes), the bulk store and its
 /// waits, and the warpgroups' named barriers.
 void emit_tma_store_helpers(CodeStream& out, bool in_chunks);
-
 /// packed_rounding's device helpers: round_bf16_packed and round_f16_packed.
 void emit_packed_rounding_helpers(CodeStream& out);
 /// prefetch_inputs: a bulk prefetch into L2.

@@ -221,9 +221,9 @@ struct Schedule {
   bool box_reads = false;
   // 16-bit roundings inside the epilogue's expressions (a bf16 or f16 tensor's value, rounded before it is
   // used) through the packed conversion, cvt.rn.bf16x2.f32 (ptxas: F2FP, an ALU instruction), instead of the
-  // scalar cvt.rn.bf16.f32 (F2F, on the conversion pipe, a quarter of the rate): the same bits. The plain
-  // GEMM's epilogue rounds each element once this way before packing the pair (128 F2F a thread a 64 x 256
-  // tile). Measured faster or the same; not searched yet. Written to JSON only when true.
+  // scalar cvt.rn.bf16.f32 (F2F, on the narrower conversion pipe): the same bits. The plain GEMM's epilogue
+  // rounds each element once this way before packing the pair (128 F2F a thread a 64 x 256 tile). Measured
+  // faster or the same; not searched yet. Written to JSON only when true.
   bool packed_rounding = false;
   // The dynamic shared memory aligned to 1024 bytes by an offset added to the shared array, instead of by
   // rounding its generic address as an integer: the compiler then knows every pointer carved from it is
