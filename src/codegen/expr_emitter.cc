@@ -122,7 +122,7 @@ class Emitter {
             value = (integer ? "max(" : "fmaxf(") + a + ", " + b + ")";
             break;
         }
-        return round_to(dtype, value, bindings_.packed_rounding);
+        return rounded(dtype, value);
       }
       case ExprKind::kCompare: {
         const auto* n = e.as<te::CompareNode>();
@@ -140,18 +140,18 @@ class Emitter {
         if (dtype == DType::i32) return "((int)" + value + ")";
         // To a float dtype: integers and bools convert exactly as C does, then round.
         const std::string as_float = te::is_float(from) ? value : "((float)" + value + ")";
-        return from == dtype ? value : round_to(dtype, as_float, bindings_.packed_rounding);
+        return from == dtype ? value : rounded(dtype, as_float);
       }
       case ExprKind::kUnary: {
         const auto* n = e.as<te::UnaryNode>();
         if (bindings_.approximate_math && n->op == te::UnaryOp::kExp)
-          return round_to(dtype, approximate_exp(n->value), bindings_.packed_rounding);
+          return rounded(dtype, approximate_exp(n->value));
         if (bindings_.approximate_math && n->op == te::UnaryOp::kTanh)
-          return round_to(dtype, "tanh_approx(" + emit(n->value) + ")", bindings_.packed_rounding);
+          return rounded(dtype, "tanh_approx(" + emit(n->value) + ")");
         const std::string value = emit(n->value);
         if (n->op == te::UnaryOp::kNeg) return "(-" + value + ")";
         if (integer && n->op == te::UnaryOp::kAbs) return "abs(" + value + ")";
-        return round_to(dtype, math_function(n->op) + "(" + value + ")", bindings_.packed_rounding);
+        return rounded(dtype, math_function(n->op) + "(" + value + ")");
       }
       case ExprKind::kPow: {
         const auto* n = e.as<te::PowNode>();
@@ -161,8 +161,7 @@ class Emitter {
           for (int i = 0; i < n->exponent; ++i) product += " * " + base;
           return "(" + product + ")";
         }
-        return round_to(dtype, "powi_f32(" + base + ", " + std::to_string(n->exponent) + ")",
-                        bindings_.packed_rounding);
+        return rounded(dtype, "powi_f32(" + base + ", " + std::to_string(n->exponent) + ")");
       }
       case ExprKind::kRead: {
         const auto* n = e.as<te::ReadNode>();
@@ -180,6 +179,11 @@ class Emitter {
   }
 
  private:
+  // `value` rounded to `dtype` (16-bit floats), by the helpers the bindings ask for.
+  std::string rounded(DType dtype, const std::string& value) const {
+    return round_to(dtype, value, bindings_.packed_rounding);
+  }
+
   const ExprBindings& bindings_;
 };
 

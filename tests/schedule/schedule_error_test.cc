@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "schedule/legality_error.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 #include "te/ops.h"
@@ -11,33 +12,10 @@
 namespace comfuse::schedule {
 namespace {
 
-FusionPlan plan_of(const std::string& workload, std::int64_t m, std::int64_t k, std::int64_t n) {
-  return plan_fusion(te::build_workload(workload, {{"M", m}, {"K", k}, {"N", n}}));
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const CompileError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
-std::string legality_error(const FusionPlan& plan, const std::function<void(Schedule&)>& edit,
-                           const TargetLimits& limits = {}) {
-  Schedule s;
-  edit(s);
-  return error_of([&] { check_legal(plan, s, limits); });
-}
-
-// A layer norm deferred to a finish kernel: two stages (the mean and variance in one pass, then the
-// normalised row), the carried tile in the L2 stash.
-void defer_layer_norm(Schedule& s) {
-  s.reduction = ReductionPlacement::kDeferred;
-  s.carried = ValueHome::kL2Stash;
-  s.one_pass_variance = true;
-}
+using legality_error_test::defer_layer_norm;
+using legality_error_test::error_of;
+using legality_error_test::legality_error;
+using legality_error_test::plan_of;
 
 struct Plans {
   FusionPlan gemm = plan_of("gemm", 256, 128, 512);
@@ -500,81 +478,6 @@ TEST(ScheduleErrors, StashEvictLast) {
             "tma_store=false, stash_in_slot=false)");
 }
 
-TEST(ScheduleErrors, OneInputSlot) {
-  auto staged = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.tma_inputs = s.one_input_slot = true;
-  };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), staged), "(no error)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             staged(s);
-                             s.tma_inputs = false;
-                           }),
-            "schedule for 'mm': one_input_slot=true needs tma_inputs=true and reduction=deferred "
-            "(tma_inputs=false, reduction=deferred)");
-}
-
-TEST(ScheduleErrors, StagedPairs) {
-  auto staged = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.tma_inputs = s.vector_loads = s.staged_pairs = true;
-  };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), staged), "(no error)");
-  EXPECT_EQ(
-      legality_error(plan_of("post_layernorm", 256, 128, 512),
-                     [&](Schedule& s) {
-                       staged(s);
-                       s.vector_loads = false;
-                     }),
-      "schedule for 'mm': staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "
-      "vector_loads=true (tma_inputs=true, vector_loads=false)");
-}
-
-TEST(ScheduleErrors, BoxReads) {
-  auto boxed = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.tma_inputs = s.vector_loads = s.staged_pairs = s.box_reads = true;
-  };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), boxed), "(no error)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             boxed(s);
-                             s.staged_pairs = false;
-                           }),
-            "schedule for 'mm': box_reads=true loads a box's staged pairs ahead of its elements, which needs "
-            "staged_pairs=true (staged_pairs=false, tma_inputs=true)");
-}
-
-TEST(ScheduleErrors, StashInSlot) {
-  auto in_slot = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.bf16_stash = s.tma_store = s.tma_inputs = s.one_input_slot = s.stash_in_slot = true;
-  };
-  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
-  EXPECT_EQ(legality_error(ln, in_slot), "(no error)");
-  const std::string needs =
-      "schedule for 'mm': stash_in_slot=true writes a deferred reduction's stash over a staged input tile "
-      "and stores it by TMA from there: it needs reduction=deferred, tma_store=true, and tma_inputs=true "
-      "staging a 16-bit input tile that no stage after the first reads ";
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             in_slot(s);
-                             s.tma_store = false;
-                           }),
-            needs + "(reduction=deferred, tma_store=false, tma_inputs=true)");
-  // Nothing staged: the slot to write over is missing (tma_inputs' own check comes first with one slot).
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             in_slot(s);
-                             s.tma_inputs = s.one_input_slot = false;
-                           }),
-            needs + "(reduction=deferred, tma_store=true, tma_inputs=false)");
-  // LN-relu reads no input tile (no residual): it stages its vectors only.
-  EXPECT_EQ(legality_error(plan_of("gemm_layernorm_relu", 256, 128, 512), [&](Schedule& s) { in_slot(s); }),
-            needs + "(reduction=deferred, tma_store=true, tma_inputs=true)");
-}
-
 TEST(ScheduleErrors, CarriedTilesInRegisters) {
   const Plans p;
   EXPECT_EQ(legality_error(p.ln, [](Schedule&) {}),
@@ -779,25 +682,6 @@ TEST(ScheduleErrors, GlobalExchange) {
             "schedule for 'mm': fenced_exchange_arrive and relaxed_exchange_wait shape the exchange through "
             "distributed shared memory, which global_exchange=true replaces (fenced_exchange_arrive=false, "
             "relaxed_exchange_wait=true)");
-}
-
-TEST(ScheduleErrors, UnstagedVectors) {
-  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
-  auto staged = [](Schedule& s) {
-    s.cluster_n = 4;
-    s.reduction = ReductionPlacement::kCluster;
-    s.tma_inputs = s.unstaged_vectors = true;
-  };
-  EXPECT_EQ(legality_error(ln, staged), "(no error)");
-  const std::string refused =
-      "schedule for 'mm': unstaged_vectors=true leaves the per-column vectors out of the staged slot: it "
-      "needs tma_inputs=true and 16-bit inputs read both per element and per column (tma_inputs=";
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             staged(s);
-                             s.tma_inputs = false;
-                           }),
-            refused + "false)");
 }
 
 }  // namespace
