@@ -223,13 +223,14 @@ struct Schedule {
   // used) through the packed conversion, cvt.rn.bf16x2.f32 (ptxas: F2FP, an ALU instruction), instead of the
   // scalar cvt.rn.bf16.f32 (F2F, on the narrower conversion pipe): the same bits. The plain GEMM's epilogue
   // rounds each element once this way before packing the pair (128 F2F a thread a 64 x 256 tile). Measured
-  // faster or the same; not searched yet. Written to JSON only when true.
+  // faster or the same; a refinement (OptionalKnob::refines), on in every schedule the search generates.
+  // Written to JSON only when true.
   bool packed_rounding = false;
   // The dynamic shared memory aligned to 1024 bytes by an offset added to the shared array, instead of by
   // rounding its generic address as an integer: the compiler then knows every pointer carved from it is
   // shared, and the element loop's stores to a staging tile are st.shared with 32-bit addresses instead of
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
-  // addresses also spilled 44 bytes). Written to JSON only when true.
+  // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
@@ -279,9 +280,16 @@ struct OptionalKnob {
   /// a constant as a multiplication by its reciprocal), so that a tolerance meant for the kernel's own f32
   /// rounding admits it.
   bool within_an_ulp = false;
+  /// Whether the knob only changes the instructions that compute the kernel's values, never the values nor
+  /// where they live (a refinement: the same bits by fewer or cheaper instructions). The search turns a
+  /// refinement on in every schedule it generates, and looks logged schedules up without refinements, so
+  /// that a log written before a refinement existed still names schedules of the space.
+  bool refines = false;
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();
+/// `s` with every refinement (OptionalKnob::refines) off: the identity of a schedule when a log is searched.
+Schedule without_refinements(Schedule s);
 /// Whether `s` has a knob on that rounds values (OptionalKnob::rounds).
 bool rounds(const Schedule& s);
 /// Whether `s` has a knob on that rounds values by more than about an ulp (rounds, not within_an_ulp): the

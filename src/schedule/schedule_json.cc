@@ -106,10 +106,17 @@ std::span<const OptionalKnob> optional_knobs() {
       {"global_exchange", &Schedule::global_exchange},
       {"unstaged_vectors", &Schedule::unstaged_vectors},
       {"box_reads", &Schedule::box_reads},
-      {"packed_rounding", &Schedule::packed_rounding},
-      {"shared_pointers", &Schedule::shared_pointers},
+      {"packed_rounding", &Schedule::packed_rounding, false, false, true},
+      {"shared_pointers", &Schedule::shared_pointers, false, false, true},
   };
   return kKnobs;
+}
+
+Schedule without_refinements(Schedule s) {
+  for (const OptionalKnob& knob : optional_knobs()) {
+    if (knob.refines) s.*knob.field = false;
+  }
+  return s;
 }
 
 bool rounds(const Schedule& s) {

@@ -199,15 +199,13 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
-  // Not searched yet, legal: 16-bit roundings by the packed conversion, the same bits, faster where measured
-  // (H100: the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile, its kernel -2.8%; post-LN's main
-  // kernel and finish within 1%; benchmarks/NOTES.md, Change 57). Forced on here, it would take every logged
-  // schedule out of the space: the A/B of a knob against a row's logged winner (knob_pair_filter) and the
-  // replays of logged sweeps would find none of them.
-  s.packed_rounding = false;
-  // Not searched yet, legal, for the same reason: shared-memory pointers the compiler knows to be shared
-  // (built 2026-12-06, not yet run on a GPU; benchmarks/NOTES.md, Change 58).
-  s.shared_pointers = false;
+  // Refinements, on in every schedule (the same bits by fewer instructions; faster or the same wherever
+  // measured: H100, the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile with the packed roundings and
+  // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,
+  // Changes 57 and 58). Logs written before them are searched without them (knob_pair_filter).
+  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+    if (knob.refines) s.*knob.field = true;
+  }
   // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
   // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
@@ -358,6 +356,14 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
 
 std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>& fixes) {
   const std::vector<schedule::KnobSetting> wanted = schedule::parse_knob_settings(fixes, "knob filter");
+  for (const schedule::KnobSetting& setting : wanted) {
+    for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
+      if (knob.refines && setting.knob == knob.name && setting.value == false) {
+        throw CompileError("knob filter: " + setting.knob +
+                           "=false admits nothing: a refinement, on in every schedule the search generates");
+      }
+    }
+  }
   return [wanted](const Schedule& s) {
     const nlohmann::json json = schedule::to_json(s);
     for (const schedule::KnobSetting& setting : wanted) {
@@ -379,10 +385,20 @@ std::function<bool(const Schedule&)> knob_pair_filter(const schedule::FusionPlan
     for (const schedule::OptionalKnob& k : knobs) names += (names.empty() ? "" : ", ") + std::string(k.name);
     throw CompileError("knob pair '" + knob + "': not an optional knob (optional knobs: " + names + ")");
   }
+  if (it->refines) {
+    throw CompileError("knob pair '" + knob +
+                       "': a refinement, on in every schedule the search generates (the same values by other "
+                       "instructions); trace a schedule with and without it instead");
+  }
   Schedule flipped = base;
   flipped.*it->field = !(base.*it->field);
   flipped = canonical(plan, flipped);
-  return [base, flipped](const Schedule& s) { return s == base || s == flipped; };
+  // A logged base may predate the refinements the space turns on: it is found as its refined twin.
+  return [base = schedule::without_refinements(base),
+          flipped = schedule::without_refinements(flipped)](const Schedule& s) {
+    const Schedule plain = schedule::without_refinements(s);
+    return plain == base || plain == flipped;
+  };
 }
 
 bool canonical_less(const Schedule& a, const Schedule& b) {

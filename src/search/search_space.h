@@ -34,13 +34,16 @@ std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
 
 /// A predicate that admits the schedules whose knobs have the given values, from "knob=value" texts such as
 /// "persistent=true" or "carried=registers" (a knob as its JSON field; booleans absent from the JSON are
-/// false). An unknown knob or a malformed text is a CompileError naming it and the knobs there are.
+/// false). An unknown knob or a malformed text is a CompileError naming it and the knobs there are; so is a
+/// refinement fixed off, which would admit no schedule of the space.
 std::function<bool(const schedule::Schedule&)> knob_filter(const std::vector<std::string>& fixes);
 
 /// A predicate that admits `base` and the canonical form of `base` with the optional knob `knob` flipped,
 /// nothing else: an A/B of one knob with every other knob fixed (where the knob excludes another, as
-/// stash_terms does bf16_stash, canonical turns that one off). A knob that is not optional is a CompileError
-/// naming the ones there are.
+/// stash_terms does bf16_stash, canonical turns that one off). Schedules compare without their refinements
+/// (schedule::OptionalKnob::refines): a base from a log older than a refinement admits its refined twin in
+/// the space. A knob that is not optional is a CompileError naming the ones there are; so is a refinement,
+/// which no schedule of the space goes without.
 std::function<bool(const schedule::Schedule&)> knob_pair_filter(const schedule::FusionPlan& plan,
                                                                 const schedule::Schedule& base,
                                                                 const std::string& knob);

@@ -259,7 +259,9 @@ TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkAndTheRowOrderAndL2Pol
     const bool hints_apply = each.wide_finish && each.bf16_stash;
     plain += hints_apply && !each.streaming_hints;
     hinted += each.streaming_hints;
-    if (each.streaming_hints) EXPECT_TRUE(hints_apply && each.deferred());
+    if (each.streaming_hints) {
+      EXPECT_TRUE(hints_apply && each.deferred());
+    }
   }
   EXPECT_GT(wide, 0u);
   EXPECT_GT(plain, 0u);
@@ -329,19 +331,47 @@ TEST(SearchSpace, BoxReadsAreSearchedWithEveryStagedPair) {
   EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
 }
 
-TEST(SearchSpace, PackedRoundingAndSharedPointersAreLegalButNotSearched) {
-  // Forced on, it would take every logged schedule out of the space (Change 57).
+TEST(SearchSpace, RefinementsAreOnInEveryScheduleAndLogsAreSearchedWithoutThem) {
+  // packed_rounding and shared_pointers: the same bits by fewer instructions (Changes 57 and 58).
+  for (const char* workload : {"gemm", "post_layernorm", "gemm_softmax"}) {
+    const schedule::FusionPlan plan = plan_of(workload, {{"M", 512}, {"K", 64}, {"N", 1024}});
+    const std::vector<schedule::Schedule> space = schedule_space(plan);
+    ASSERT_FALSE(space.empty()) << workload;
+    for (const schedule::Schedule& s : space) {
+      EXPECT_TRUE(s.packed_rounding && s.shared_pointers) << workload << ": " << schedule::to_json(s).dump();
+      EXPECT_FALSE(schedule::without_refinements(s).packed_rounding);
+      EXPECT_FALSE(schedule::without_refinements(s).shared_pointers);
+    }
+  }
   const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 512}, {"K", 64}, {"N", 1024}});
-  for (const schedule::Schedule& s : schedule_space(gemm)) EXPECT_FALSE(s.packed_rounding);
-  schedule::Schedule logged;
-  logged.packed_rounding = true;
+  schedule::Schedule logged;  // a record written before the refinements: legal, replayed as it is
   EXPECT_NO_THROW(schedule::check_legal(gemm, logged, schedule::TargetLimits{}));
-  EXPECT_FALSE(canonical(gemm, logged).packed_rounding);
-  // And shared-memory pointers the compiler knows to be shared, for the same reason.
-  for (const schedule::Schedule& s : schedule_space(gemm)) EXPECT_FALSE(s.shared_pointers);
-  logged.shared_pointers = true;
-  EXPECT_NO_THROW(schedule::check_legal(gemm, logged, schedule::TargetLimits{}));
-  EXPECT_FALSE(canonical(gemm, logged).shared_pointers);
+  const schedule::Schedule twin = canonical(gemm, logged);
+  EXPECT_TRUE(twin.packed_rounding && twin.shared_pointers);
+  EXPECT_EQ(schedule::without_refinements(twin), logged);
+  // An A/B about the logged schedule admits its refined twin and that twin with the knob flipped.
+  const auto admit = knob_pair_filter(gemm, logged, "persistent");
+  EXPECT_TRUE(admit(twin));
+  schedule::Schedule persistent = twin;
+  persistent.persistent = true;
+  EXPECT_TRUE(admit(persistent));
+  schedule::Schedule other = twin;
+  other.stages = 3;
+  EXPECT_FALSE(admit(other));
+  // A refinement has no twin without it in the space: neither an A/B of it nor a filter fixing it off.
+  for (const char* refinement : {"packed_rounding", "shared_pointers"}) {
+    try {
+      knob_pair_filter(gemm, logged, refinement);
+      ADD_FAILURE() << "an A/B of " << refinement;
+    } catch (const CompileError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                "knob pair '" + std::string(refinement) +
+                    "': a refinement, on in every schedule the search generates (the same values by other "
+                    "instructions); trace a schedule with and without it instead");
+    }
+    EXPECT_THROW(knob_filter({std::string(refinement) + "=false"}), CompileError);
+    EXPECT_TRUE(knob_filter({std::string(refinement) + "=true"})(twin));
+  }
 }
 
 TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
