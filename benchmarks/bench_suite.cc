@@ -2,10 +2,12 @@
 // CUPTI; checks every kernel against the CPU reference first. Writes a JSON file and prints a table.
 //
 //   bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] [--log TUNING_LOG]
-//               [--b2b-fused] [--clock cupti|events]
+//               [--b2b-fused] [--clock cupti|events] [--allow-target-mismatch]
 //
 // With --log, each kernel is replayed from the tuning log (the winner for its workload key and this GPU);
 // kernels without a record there use the default schedule, and the JSON says which ("schedule_source").
+// --allow-target-mismatch replays records measured on another GPU or software stack too (the log of one
+// card timed or profiled on another; the JSON says so: "allow_target_mismatch").
 // Back-to-back programs (MLPs) that the fused kernel does not cover yet run as two kernels, GEMM1 with the
 // tiles between and GEMM2 with its epilogue; each is checked against the reference of its part, GEMM2's with
 // GEMM1's GPU output as its input. --variant ping_pong runs reduction plans with ping-pong consumer
@@ -179,7 +181,7 @@ int run(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {  // the output file comes first, not a flag
     std::cerr << "usage: bench_suite OUT.json [--repeats N] [--only WORKLOAD,...] [--variant ping_pong] "
                  "[--log FILE] "
-                 "[--b2b-fused] [--clock cupti|events]\n";
+                 "[--b2b-fused] [--clock cupti|events] [--allow-target-mismatch]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -187,11 +189,16 @@ int run(int argc, char** argv) {
   std::string variant, log_path;
   std::vector<std::string> only;
   bool b2b_fused = false;
+  search::ReplayOptions replay;
   runtime::TimingOptions timing;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--b2b-fused") {
       b2b_fused = true;
+      continue;
+    }
+    if (flag == "--allow-target-mismatch") {
+      replay.allow_target_mismatch = true;
       continue;
     }
     if (i + 1 >= argc) throw CompileError(flag + " needs a value");
@@ -222,7 +229,7 @@ int run(int argc, char** argv) {
   std::vector<Row> rows;
   for (const SuiteEntry& entry : suite()) {
     if (!selected(entry, only)) continue;
-    rows.push_back(prepare_row(entry, variant, tuned, fingerprint, b2b_fused));
+    rows.push_back(prepare_row(entry, variant, tuned, fingerprint, b2b_fused, replay));
   }
   compile_rows(rows);
 
@@ -326,6 +333,7 @@ int run(int argc, char** argv) {
                            {"fingerprint", runtime::fingerprint_to_json(fingerprint)},
                            {"date", today()},
                            {"variant", variant.empty() ? "default" : variant},
+                           {"allow_target_mismatch", replay.allow_target_mismatch},
                            {"timing", std::string(timing.clock == runtime::TimingOptions::Clock::kEvents
                                                       ? "CUDA event intervals around each run"
                                                       : "CUPTI kernel durations") +

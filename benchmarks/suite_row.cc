@@ -40,10 +40,11 @@ schedule::Schedule variant_schedule(const schedule::FusionPlan& plan, const std:
 // default schedule's.
 codegen::KernelSource fused_source(const std::string& name, const te::Program& whole,
                                    const std::vector<search::TuningRecord>& tuned,
-                                   const runtime::DeviceFingerprint& target, bool* from_log) {
+                                   const runtime::DeviceFingerprint& target,
+                                   const search::ReplayOptions& replay, bool* from_log) {
   if (!tuned.empty()) {
     try {
-      codegen::KernelSource kernel = search::replay(tuned, whole, target).kernel;
+      codegen::KernelSource kernel = search::replay(tuned, whole, target, replay).kernel;
       *from_log = true;
       return kernel;
     } catch (const CompileError& error) {
@@ -59,7 +60,7 @@ codegen::KernelSource fused_source(const std::string& name, const te::Program& w
 
 Row prepare_row(const SuiteEntry& entry, const std::string& variant,
                 const std::vector<search::TuningRecord>& tuned, const runtime::DeviceFingerprint& target,
-                bool b2b_fused) {
+                bool b2b_fused, const search::ReplayOptions& replay) {
   Row row;
   row.entry = entry;
   row.name = te::instance_name(te::workload_info(entry.workload), entry.shape);
@@ -80,7 +81,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
       part.source = codegen::emit_kernel(part.plan, variant_schedule(part.plan, variant), key);
       if (!tuned.empty() && variant.empty()) {
         try {
-          part.source = search::replay(tuned, part.program, target).kernel;
+          part.source = search::replay(tuned, part.program, target, replay).kernel;
           part.from_log = true;
           for (const search::TuningRecord& r : tuned) {
             if (r.workload.key != key) continue;
@@ -103,7 +104,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
       row.fused_b2b.emplace(te::build_workload(entry.workload, entry.shape));
       try {
         row.fused_b2b->source =
-            fused_source(row.name, row.fused_b2b->program, tuned, target, &row.fused_b2b->from_log);
+            fused_source(row.name, row.fused_b2b->program, tuned, target, replay, &row.fused_b2b->from_log);
       } catch (const CompileError& error) {
         row.fused_b2b->unsupported = error.what();
       }
@@ -114,7 +115,7 @@ Row prepare_row(const SuiteEntry& entry, const std::string& variant,
     if (b2b_fused) {
       try {
         FusedB2B fused(te::build_workload(entry.workload, entry.shape));
-        fused.source = fused_source(row.name, fused.program, tuned, target, &fused.from_log);
+        fused.source = fused_source(row.name, fused.program, tuned, target, replay, &fused.from_log);
         row.flops = schedule::b2b_flops(schedule::plan_b2b(fused.program));
         row.fused_b2b.emplace(std::move(fused));
       } catch (const CompileError&) {

@@ -11,6 +11,7 @@
 #include "runtime/fingerprint.h"
 #include "runtime/nvrtc_compiler.h"
 #include "schedule/fusion_plan.h"
+#include "search/replay.h"
 #include "search/tuning_record.h"
 #include "suite.h"
 
@@ -52,10 +53,11 @@ struct Row {
 
 /// Plans and schedules `entry`. `variant` "ping_pong" forces ping-pong warp roles on reduction plans where
 /// legal (and ignores the log); `tuned` are the records of the tuning log (empty: none). With `b2b_fused`,
-/// rows that run as two kernels also get the fused back-to-back kernel (default B2BSchedule).
+/// rows that run as two kernels also get the fused back-to-back kernel (default B2BSchedule). `replay`: how
+/// records are matched to `target` (search::replay).
 Row prepare_row(const SuiteEntry& entry, const std::string& variant,
                 const std::vector<search::TuningRecord>& tuned, const runtime::DeviceFingerprint& target,
-                bool b2b_fused = false);
+                bool b2b_fused = false, const search::ReplayOptions& replay = {});
 
 /// Compiles every part of every supported row with NVRTC on all cores; failures go to Row::compile_error.
 void compile_rows(std::vector<Row>& rows);
