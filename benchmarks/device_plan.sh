@@ -35,11 +35,14 @@
 #   epilogue  the epilogue's instructions (Changes 57 and 58): the GPU-test variants with shared pointers (the
 #             packed roundings' passed on an H100), then the trace A/B of the GEMM and post-LN K = 1024 N = 1024
 #             winners with packed roundings, and with shared pointers as well (~5 min)
+#   refined   the refinements in the search (Change 59): the suite's four GEMM rows searched again (16 trials
+#             each), every candidate with packed roundings and shared pointers, then those rows from LOG with
+#             the search's records appended (OUTDIR/refined/merged.jsonl), beside cuBLAS (~6 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash|forms|epilogue OUTDIR [LOG]" >&2
+  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash|forms|epilogue|refined OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
@@ -156,6 +159,14 @@ case $step in
     run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$gelu,$softmax" \
       --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
     tail -5 "$out/bench.txt"
+    ;;
+  refined)
+    rows=gemm_M8192_K8192_N8192,gemm_M16384_K1024_N1024,gemm_M16384_K4096_N1024,gemm_M8192_K4096_N4096
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 16 --only "$rows" >"$out/tune.txt" 2>&1
+    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" --log "$out/merged.jsonl" \
+      >"$out/bench.txt" 2>&1
+    tail -6 "$out/bench.txt"
     ;;
   epilogue)
     gpu_variants shared_pointers_
