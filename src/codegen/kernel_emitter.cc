@@ -743,7 +743,7 @@ class KernelEmitter {
     out.line(s_.finish_row_split ? "// The deferred reduction's finish kernel: ROW_SPLIT warps a row."
                                  : "// The deferred reduction's finish kernel: one warp a row.");
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(schedule::kFinishThreads) +
-             (s_.finish_full_occupancy ? ", 8)  // 32 registers a thread: 64 warps an SM" : ")"));
+             ")");
     out.open(result.finish_name + "(" + parameters(result) + ")");
     out.line("const int lane = threadIdx.x & 31;");
     const bool split = s_.finish_row_split;

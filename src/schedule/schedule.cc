@@ -580,12 +580,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
   }
-  if (s.finish_full_occupancy && !s.deferred()) {
-    fail(
-        "finish_full_occupancy=true bounds a finish kernel's registers, which only reduction=deferred has "
-        "(reduction=" +
-        std::string(reduction_placement_name(s.reduction)) + ")");
-  }
   if (s.reverse_finish && !s.deferred()) {
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");

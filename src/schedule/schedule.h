@@ -232,12 +232,6 @@ struct Schedule {
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
   // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
-  // With a deferred reduction: the finish kernel declared with eight CTAs an SM as its minimum
-  // (__launch_bounds__(kFinishThreads, 8)), which holds ptxas to 32 registers a thread, so that 64 warps fit
-  // an SM. At 40 registers the finishes of softmax and post-LN K1024 N1024 ran at 75% theoretical occupancy
-  // over 2.6 waves, DRAM 76% and 59% busy (H100 profile; benchmarks/NOTES.md, Change 60). The same values.
-  // Written to JSON only when true.
-  bool finish_full_occupancy = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

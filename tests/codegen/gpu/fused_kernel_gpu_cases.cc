@@ -676,11 +676,6 @@ std::vector<Case> cases() {
     c.schedule.shared_pointers = true;
     c.label = "shared_pointers_" + c.label;
     result.push_back(c);
-    // And a deferred one with its finish kernel held to 32 registers.
-    if (!c.schedule.deferred()) continue;
-    c.schedule.finish_full_occupancy = true;
-    c.label = "finish_full_occupancy_" + c.label;
-    result.push_back(c);
   }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
