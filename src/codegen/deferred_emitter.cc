@@ -99,15 +99,6 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
   COMFUSE_CHECK(walk_ == Walk::kRow, "the finish kernel walks rows");
   COMFUSE_CHECK(schedule::deferrable(plan_), "a deferred reduction's plan has two stages");
   const std::vector<Slot> slots = slots_of_stage(0);
-  if (schedule_.finish_prefetch) {
-    out.line("// The row of each stash read below, asked of L2 now, so that its DRAM latency overlaps the");
-    out.line("// partials' (finish_prefetch; N is a multiple of 8, so each row starts on 16 bytes).");
-    out.open("if (row_writer)");
-    const std::string bytes = std::to_string(te::dtype_bytes(schedule::stash_dtype(schedule_)));
-    for (std::size_t c : rereads(1))
-      out.line("prefetch_l2(&stash[((size_t)" + std::to_string(c) + " * M + row) * N], N * " + bytes + ");");
-    out.close();
-  }
   declare_state(out);
   out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
   out.line(

@@ -162,7 +162,7 @@ class KernelEmitter {
     if (s_.stash_evict_last) emit_stash_keep_helpers(out, s_.stash_in_slot);
     if (staged_.streams_loads()) emit_streaming_helpers(out);
     epilogue.helpers(out);
-    if (s_.prefetch_inputs || s_.finish_prefetch) emit_prefetch_helper(out);
+    if (s_.prefetch_inputs) emit_prefetch_helper(out);
     if (s_.global_exchange) emit_global_exchange_helpers(out);
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());

@@ -580,12 +580,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
   }
-  if (s.finish_prefetch && !(s.deferred() && s.wide_finish)) {
-    fail(std::string("finish_prefetch=true prefetches a finish kernel's stash rows, which needs "
-                     "reduction=deferred and wide_finish=true (reduction=") +
-         std::string(reduction_placement_name(s.reduction)) +
-         ", wide_finish=" + (s.wide_finish ? "true" : "false") + ")");
-  }
   if (s.reverse_finish && !s.deferred()) {
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");

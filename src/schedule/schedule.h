@@ -232,12 +232,6 @@ struct Schedule {
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
   // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
-  // With a deferred reduction and wide_finish: the finish kernel asks L2 for its row of each stash it
-  // re-reads (one bulk prefetch a row, by the row's first lane) before it combines the row's partials, so
-  // that the stash's DRAM latency overlaps the partials' instead of following it. The finish kernels ran at
-  // 59-86% of DRAM bandwidth, stalled on long scoreboard, shorter rows further off (benchmarks/NOTES.md,
-  // Change 61). Written to JSON only when true.
-  bool finish_prefetch = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

@@ -677,16 +677,6 @@ std::vector<Case> cases() {
     c.label = "shared_pointers_" + c.label;
     result.push_back(c);
   }
-  // The first deferred cases once more with the wide finish prefetching its stash rows (finish_prefetch),
-  // where the wide finish is legal.
-  for (std::size_t i = 0; i < before; ++i) {
-    Case c = result[i];
-    if (!c.schedule.deferred()) continue;
-    c.schedule.wide_finish = c.schedule.finish_prefetch = true;
-    if (!legal(schedule::plan_fusion(build(c)), c.schedule)) continue;
-    c.label = "finish_prefetch_" + c.label;
-    result.push_back(c);
-  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
