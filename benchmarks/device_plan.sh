@@ -42,7 +42,8 @@
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  echo "usage: $0 trace|runtime|keep|profile|chunks|inplace|slot|pairs|stash|forms|epilogue|refined OUTDIR [LOG]" >&2
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined
+  echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
 step=$1
