@@ -7,6 +7,7 @@
 #include "codegen/epilogue_emitter.h"
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
+#include "codegen/finish_kernel.h"
 #include "codegen/group_exchange.h"
 #include "codegen/kernel_helpers.h"
 #include "codegen/kernel_source.h"
@@ -167,7 +168,8 @@ class KernelEmitter {
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
     kernel(out, result, epilogue);
-    if (s_.deferred()) finish_kernel(out, result, param_names);
+    if (s_.deferred())
+      emit_finish_kernel(out, plan_, s_, result.finish_name, parameters(result), param_names);
     result.source = out.str();
     return result;
   }
@@ -735,58 +737,14 @@ class KernelEmitter {
     out.close();
   }
 
-  // A deferred reduction's finish kernel: a warp a row, the row's partials combined, then the last stage.
-  void finish_kernel(CodeStream& out, const KernelSource& result,
-                     const std::map<const te::TensorNode*, std::string>& param_names) const {
-    const EpilogueEmitter rows(plan_, finish_schedule_, param_names, EpilogueEmitter::Walk::kRow);
-    out.line();
-    out.line(s_.finish_row_split ? "// The deferred reduction's finish kernel: ROW_SPLIT warps a row."
-                                 : "// The deferred reduction's finish kernel: one warp a row.");
-    out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(schedule::kFinishThreads) +
-             ")");
-    out.open(result.finish_name + "(" + parameters(result) + ")");
-    out.line("const int lane = threadIdx.x & 31;");
-    const bool split = s_.finish_row_split;
-    const std::string nth = "blockIdx.x * " + std::to_string(schedule::finish_rows_per_cta(s_)) +
-                            (split ? " + threadIdx.x / (32 * ROW_SPLIT)" : " + threadIdx.x / 32");
-    if (s_.reverse_finish) {
-      out.line(
-          "// The last rows first: the main kernel wrote their stash last, and L2 still holds it when this "
-          "kernel starts.");
-      out.line("const int row = M - 1 - (" + nth + ");");
-    } else {
-      out.line("const int row = " + nth + ";");
-    }
-    if (split) {
-      out.line(
-          "const int part = threadIdx.x / 32 % ROW_SPLIT;  // this warp takes every ROW_SPLIT-th step from "
-          "it");
-    }
-    out.line(s_.reverse_finish ? "if (row < 0) return;" : "if (row >= M) return;");
-    out.line(std::string("const bool row_writer = lane == 0") + (split ? " && part == 0" : "") +
-             ";  // writes row-value outputs");
-    out.line("(void)row_writer;");
-    out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
-    rows.finish_row(out);
-    out.close();
-  }
-
   const FusionPlan plan_;  // the effective plan of the schedule
   const Schedule& s_;
   const std::string& key_;
   int xslots_ = 1;
   std::int64_t parts_offset_ = 0;     // deferred: bytes of the workspace before the row partials
   std::int64_t exchange_offset_ = 0;  // global_exchange: bytes of the workspace before its counters
-  // The finish kernel's view of the schedule: its inputs come from global memory and its outputs go there
-  // (tma_inputs and tma_store stage a tile's inputs and its stash for the main kernel only).
-  const Schedule finish_schedule_ = [this] {
-    Schedule finish = s_;
-    finish.tma_inputs = finish.tma_store = false;
-    if (finish.wide_finish) finish.vector_loads = finish.batched_reads = finish.deep_reads = false;
-    return finish;
-  }();
-  const StagedInputs staged_;  // tma_inputs
-  const PhaseTrace trace_;     // EmitOptions::phase_trace
+  const StagedInputs staged_;         // tma_inputs
+  const PhaseTrace trace_;            // EmitOptions::phase_trace
 };
 
 }  // namespace
