@@ -38,11 +38,13 @@
 #   refined   the refinements in the search (Change 59): the suite's four GEMM rows searched again (16 trials
 #             each), every candidate with packed roundings and shared pointers, then those rows from LOG with
 #             the search's records appended (OUTDIR/refined/merged.jsonl), beside cuBLAS (~6 min)
+#   owed      forms, then refined over forms' merged log, in one call (~7 min, estimated from the steps'): leaves
+#             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -176,9 +178,14 @@ case $step in
     run benchmarks/trace_rows.sh --set packed_rounding=true,shared_pointers=true --no-gpu-test "$out/shared" \
       "$log" "${k1024[@]}"
     ;;
+  owed)
+    run "$0" forms "$root" "$log"
+    run "$0" refined "$root" "$root/forms/merged.jsonl"
+    cp "$root/refined/merged.jsonl" "$out/merged.jsonl"
+    ;;
   *)
-    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms or" \
-      "epilogue" >&2
+    echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
+      "epilogue, refined or owed" >&2
     exit 2
     ;;
 esac
