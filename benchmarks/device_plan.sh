@@ -53,6 +53,7 @@ mkdir -p "$2/$step"
 root=$(realpath "$2")
 out="$root/$step"
 log=$(realpath "${3:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
+self=$(realpath "$0")  # for the steps made of steps
 cd "$(dirname "$0")/.."
 deferred_rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024,post_layernorm_M8192_K4096_N4096
 deferred_rows+=,post_layernorm_M8192_K1024_N4096,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
@@ -179,8 +180,8 @@ case $step in
       "$log" "${k1024[@]}"
     ;;
   owed)
-    run "$0" forms "$root" "$log"
-    run "$0" refined "$root" "$root/forms/merged.jsonl"
+    run "$self" forms "$root" "$log"
+    run "$self" refined "$root" "$root/forms/merged.jsonl"
     cp "$root/refined/merged.jsonl" "$out/merged.jsonl"
     ;;
   *)
