@@ -580,6 +580,13 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
   }
+  if (s.finish_step_loads && !s.wide_finish) {
+    fail(
+        "finish_step_loads=true loads a wide finish's groups of a step together, which needs "
+        "wide_finish=true "
+        "(reduction=" +
+        std::string(reduction_placement_name(s.reduction)) + ")");
+  }
   if (s.reverse_finish && !s.deferred()) {
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");

@@ -232,6 +232,12 @@ struct Schedule {
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
   // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
+  // With wide_finish: the finish kernel loads every group's stash words of a step at the step's first
+  // element, before any of the step's stores, instead of each group's at its own first element. The loads
+  // and stores keep their order (volatile with streaming hints; the compiler's order otherwise, as the PTX
+  // shows), so a step's second group waited behind the first group's store and paid a DRAM latency of its
+  // own (benchmarks/NOTES.md, Change 62). Written to JSON only when true.
+  bool finish_step_loads = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

@@ -625,6 +625,14 @@ std::vector<Case> cases() {
     c.label = "stash_evict_last_" + c.label;
     result.push_back(c);
   }
+  // Every wide finish (with streaming hints too) once more with a step's stash groups loaded together.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (!c.schedule.wide_finish) continue;
+    c.schedule.finish_step_loads = true;
+    c.label = "finish_step_loads_" + c.label;
+    result.push_back(c);
+  }
   // The cases that combine rows across a cluster, on the persistent grid with the exchange through global
   // memory instead (the DSMEM exchange's own knobs off: they are the same kernel then); those with staged
   // inputs once more with the vectors out of the slot, a stage deeper where that fits.
