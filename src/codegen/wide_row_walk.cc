@@ -54,7 +54,7 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
 }
 
 // Unpacks a group's eight elements of `dtype` into float `array`[8] from 16-byte words already loaded:
-// `words` a uint4 for 16-bit values, or the first of two float4 (`words` and the one after it) for f32.
+// `word` a uint4 of 16-bit values, or for f32 the first of two float4 (`word`, then `next_word`).
 void unpack_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& word,
                   const std::string& next_word) {
   out.open("");
