@@ -38,8 +38,8 @@
 #   refined   the refinements in the search (Change 59): the suite's four GEMM rows searched again (16 trials
 #             each), every candidate with packed roundings and shared pointers, then those rows from LOG with
 #             the search's records appended (OUTDIR/refined/merged.jsonl), beside cuBLAS (~6 min)
-#   steploads a wide finish's stash groups of a step loaded together (Change 62): a quarter of its GPU-test
-#             variants (COMFUSE_GPU_SHARD=0/4 of `finish_step_loads_`, about 480 kernels), then the trace A/B
+#   steploads a wide finish's stash groups of a step loaded together (Change 62): a fifth of its GPU-test
+#             variants (COMFUSE_GPU_SHARD=0/5 of `finish_step_loads_`, about 500 kernels), then the trace A/B
 #             of the four winners with the wide finish (~5 min)
 #   owed      forms, then refined over forms' merged log, in one call (~7 min, estimated from the steps'): leaves
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
@@ -183,7 +183,7 @@ case $step in
       "$log" "${k1024[@]}"
     ;;
   steploads)
-    COMFUSE_GPU_SHARD=0/4 gpu_variants finish_step_loads_
+    COMFUSE_GPU_SHARD=0/5 gpu_variants finish_step_loads_
     run benchmarks/trace_rows.sh --set finish_step_loads=true --no-gpu-test "$out/traces" "$log" \
       post_layernorm_M16384_K1024_N1024 gemm_softmax_M4096_K1024_N8192 gemm_gelu_layernorm_M16384_K1024_N4096 \
       post_layernorm_M8192_K1024_N4096

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -64,6 +66,26 @@ TEST(FusedKernelGpuCases, EveryCaseBelongsToAWorkloadThatIsRun) {
         << count << " cases of '" << workload << "' would never run";
   }
   for (const std::string& workload : kWorkloads) EXPECT_GT(per_workload[workload], 4) << workload;
+}
+
+// benchmarks/device_plan.sh runs knobs' variants by label prefix (`gpu_variants PREFIX`); a prefix that
+// matches no case would run nothing on the device and pass. Each must name cases here.
+TEST(FusedKernelGpuCases, EveryVariantFamilyTheDevicePlanRunsHasCases) {
+  std::ifstream plan(std::string(COMFUSE_SOURCE_DIR) + "/benchmarks/device_plan.sh");
+  ASSERT_TRUE(plan) << "benchmarks/device_plan.sh";
+  const std::string text((std::istreambuf_iterator<char>(plan)), std::istreambuf_iterator<char>());
+  const std::vector<Case> all = cases();
+  const std::regex call(R"(gpu_variants ([a-z_]+_)\b)");
+  int families = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it) {
+    const std::string prefix = (*it)[1];
+    ++families;
+    const auto count =
+        std::count_if(all.begin(), all.end(), [&](const Case& c) { return c.label.rfind(prefix, 0) == 0; });
+    std::cout << prefix << ": " << count << " cases\n";
+    EXPECT_GT(count, 0) << "device_plan.sh runs '" << prefix << "' variants, but no case's label begins so";
+  }
+  EXPECT_GE(families, 5);  // the plan's calls were found
 }
 
 class FusedKernelGpuTest : public gpu_test::GpuTest, public ::testing::WithParamInterface<std::string> {};
