@@ -21,6 +21,25 @@ std::string load16(const std::string& type, const std::string& address, bool str
   return streaming ? "__ldcs(" + pointer + ")" : "*" + pointer;
 }
 
+// Spreads a group's loaded 16-byte words over float `array`[8]: for f32 the float4s `lo` and `hi` in scope,
+// for 16-bit values the uint4 `word`.
+void spread_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& word) {
+  if (dtype == te::DType::f32) {
+    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
+             "[3] = lo.w;");
+    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
+             "[7] = hi.w;");
+    return;
+  }
+  COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
+  out.line("const u32 words[4] = {" + word + ".x, " + word + ".y, " + word + ".z, " + word + ".w};");
+  out.line("#pragma unroll");
+  out.open("for (int w = 0; w < 4; ++w)");
+  out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
+  out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
+  out.close();
+}
+
 // Loads the eight elements of `dtype` at `address` (a pointer expression to the group's first) into float
 // `array`[8], zeros where `guard` fails (no test when it is empty); `streaming`: with load16's hint.
 void load_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& address,
@@ -35,21 +54,11 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
     out.line("const float4 hi = " +
              guarded(load16("float4", address + " + 4", streaming), "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
              ";");
-    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
-             "[3] = lo.w;");
-    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
-             "[7] = hi.w;");
   } else {
-    COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
     out.line("const uint4 raw = " +
              guarded(load16("uint4", address, streaming), "make_uint4(0u, 0u, 0u, 0u)") + ";");
-    out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
-    out.line("#pragma unroll");
-    out.open("for (int w = 0; w < 4; ++w)");
-    out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
-    out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
-    out.close();
   }
+  spread_group(out, array, dtype, "raw");
   out.close();
 }
 
@@ -58,21 +67,8 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
 void unpack_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& word,
                   const std::string& next_word) {
   out.open("");
-  if (dtype == te::DType::f32) {
-    out.line("const float4 lo = " + word + ", hi = " + next_word + ";");
-    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
-             "[3] = lo.w;");
-    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
-             "[7] = hi.w;");
-  } else {
-    COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
-    out.line("const u32 words[4] = {" + word + ".x, " + word + ".y, " + word + ".z, " + word + ".w};");
-    out.line("#pragma unroll");
-    out.open("for (int w = 0; w < 4; ++w)");
-    out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
-    out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
-    out.close();
-  }
+  if (dtype == te::DType::f32) out.line("const float4 lo = " + word + ", hi = " + next_word + ";");
+  spread_group(out, array, dtype, word);
   out.close();
 }
 
