@@ -53,10 +53,7 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < " + elements() + "; ++i)");
   declare_coordinates(out, false);
-  ExprBindings bindings;
-  bindings.approximate_math = schedule_.approximate_math;
-  bindings.reciprocal_division = schedule_.reciprocal_division;
-  bindings.packed_rounding = schedule_.packed_rounding;
+  ExprBindings bindings = element_bindings();
   bindings.vars[sum.terms->axes[0].get()] = "grow";
   bindings.vars[sum.terms->axes[1].get()] = "gcol";
   bindings.reads[plan_.carried_tiles[0].get()] = "acc[i]";

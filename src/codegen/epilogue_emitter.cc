@@ -161,6 +161,14 @@ bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast
          (!staged_.staged(input) || schedule_.staged_pairs);
 }
 
+ExprBindings EpilogueEmitter::element_bindings() const {
+  ExprBindings bindings;
+  bindings.approximate_math = schedule_.approximate_math;
+  bindings.reciprocal_division = schedule_.reciprocal_division;
+  bindings.packed_rounding = schedule_.packed_rounding;
+  return bindings;
+}
+
 std::vector<std::size_t> EpilogueEmitter::rereads(int stage) const {
   std::vector<std::size_t> reads;
   if (schedule_.carried == ValueHome::kRegisters) return reads;
@@ -558,10 +566,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   if (wide_rows()) emit_wide_loads(out, stage, interior);
 
   // Every tensor this stage can read, bound to a C expression.
-  ExprBindings base;
-  base.approximate_math = schedule_.approximate_math;
-  base.reciprocal_division = schedule_.reciprocal_division;
-  base.packed_rounding = schedule_.packed_rounding;
+  ExprBindings base = element_bindings();
   if (schedule_.stash_terms && walk_ == Walk::kRow) {  // one division a row, not one an element
     base.multiply_by_reciprocal = [this](const te::Expr& e) {
       return schedule::divides_by_row_value(plan_, e);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/code_stream.h"
+#include "codegen/expr_emitter.h"
 #include "codegen/phase_trace.h"
 #include "codegen/staged_inputs.h"
 #include "schedule/fusion_plan.h"
@@ -91,6 +92,7 @@ class EpilogueEmitter {
   bool read_by_box(const schedule::EpilogueInput& input) const;
   std::vector<schedule::EpilogueInput> boxed_inputs() const;
   void emit_box_loads(CodeStream& out, bool interior) const;
+  ExprBindings element_bindings() const;  // the schedule's math knobs, for an element's expressions
   std::vector<std::size_t> rereads(int stage) const;  // carried tiles (indices) `stage` reads from a stash
   std::vector<std::size_t> stash_reads(int stage) const;  // of those, the ones loaded in pairs
   /// With schedule.batched_reads: the carried tiles (indices) `stage` re-reads from the stash, loaded a chunk

@@ -128,7 +128,7 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
     out.line("const int gc = n0 + g * 256 + lane * 8;  // the group's first column");
     for (std::size_t c : rereads(stage)) {
       const std::string words = step_words(std::to_string(c));
-      const std::string address = "&stash[((size_t)" + std::to_string(c) + " * M + grow) * N + gc]";
+      const std::string address = "&stash[" + stash_index(std::to_string(c), "gc") + "]";
       auto load = [&](const std::string& type, const std::string& at, const std::string& zero) {
         const std::string value = load16(type, at, schedule_.streaming_hints);
         return interior ? value : "gc < N ? " + value + " : " + zero;
