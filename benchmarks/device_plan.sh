@@ -41,13 +41,15 @@
 #   steploads a wide finish's stash groups of a step loaded together (Change 62): a fifth of its GPU-test
 #             variants (COMFUSE_GPU_SHARD=0/5 of `finish_step_loads_`, about 500 kernels), then the trace A/B
 #             of the four winners with the wide finish (~5 min)
+#   resident  the finish inside the main kernel (Change 63): a quarter of its GPU-test variants (`resident_finish_`, COMFUSE_GPU_SHARD=0/4), then
+#             the trace A/B of the four K = 1024 and K = 4096 N = 1024 winners it applies to (~5 min)
 #   owed      forms, then refined over forms' merged log, in one call (~7 min, estimated from the steps'): leaves
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|steploads\|owed
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|steploads\|resident\|owed
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -187,6 +189,12 @@ case $step in
     run benchmarks/trace_rows.sh --set finish_step_loads=true --no-gpu-test "$out/traces" "$log" \
       post_layernorm_M16384_K1024_N1024 gemm_softmax_M4096_K1024_N8192 gemm_gelu_layernorm_M16384_K1024_N4096 \
       post_layernorm_M8192_K1024_N4096
+    ;;
+  resident)
+    COMFUSE_GPU_SHARD=0/4 gpu_variants resident_finish_
+    run benchmarks/trace_rows.sh --set resident_finish=true --no-gpu-test "$out/traces" "$log" \
+      post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096 gemm_gelu_layernorm_M16384_K1024_N4096 \
+      post_layernorm_M16384_K4096_N1024
     ;;
   owed)
     run "$self" forms "$root" "$log"
