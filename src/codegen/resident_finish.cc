@@ -51,6 +51,15 @@ __device__ __forceinline__ void ready_raise(u32* p) {
   asm volatile("fence.proxy.async.global;" ::: "memory");
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
 }
+// A row of `bytes` asked of L1 (of L2 past 4 KB, which L1 beside the main kernel's shared memory cannot
+// hold for three warps), a line a lane: one warp a row keeps few loads in flight, so the row it takes next
+// is fetched while it works on this one.
+__device__ __forceinline__ void prefetch_row(const void* row, int bytes, int lane) {
+  for (int b = lane * 128; b < bytes; b += 32 * 128) {
+    if (bytes <= 4096) asm volatile("prefetch.global.L1 [%0];" :: "l"((const char*)row + b));
+    else asm volatile("prefetch.global.L2 [%0];" :: "l"((const char*)row + b));
+  }
+}
 // The queue's next item for the calling lane; the launch's last draw (every item and one past the end for
 // each drawing warp) zeroes the queue for the next launch.
 __device__ __forceinline__ u32 draw_item(u32* queue) {
@@ -76,13 +85,22 @@ void emit_finish_rows_lambda(CodeStream& out, const schedule::FusionPlan& plan, 
   out.line("u32* const ready_words = (u32*)((unsigned char*)stash + READY_BYTE);");
   out.line("u32* const queue = ready_words + M_BLOCKS;");
   out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
+  // A row's stash of every carried tile, and with the wide finish its partials (side by side), prefetched.
+  const int carried = static_cast<int>(plan.carried_tiles.size());
+  out.open("const auto prefetch_rows = [&](int row)");
+  out.open("for (int c = 0; c < " + std::to_string(carried) + "; ++c)");
+  out.line("prefetch_row(&stash[((size_t)c * M + row) * N], N * (int)sizeof(stash[0]), lane);");
+  out.close();
+  if (s.wide_finish)
+    out.line("prefetch_row(&parts[(size_t)row * XSLOTS * N_TILES], XSLOTS * N_TILES * 4, lane);");
+  out.close(";");
   out.line("u32 item = __shfl_sync(0xffffffffu, lane == 0 ? draw_item(queue) : 0u, 0);");
   out.open("while (item < M_ITEMS)");
   out.line("// The next item is drawn before this one runs, so that the draw's latency hides under it.");
   out.line("const u32 next = lane == 0 ? draw_item(queue) : 0u;");
   out.line("const int block = (int)(item * ITEM_ROWS / BM);");
   out.open("if (lane == 0)");
-  out.line("while (ready_poll(&ready_words[block]) < READY_TARGET) __nanosleep(128);");
+  out.line("while (ready_poll(&ready_words[block]) < READY_TARGET) __nanosleep(512);");
   out.line("// Each item passes the word once more; the block's last zeroes it for the next launch.");
   out.line(
       "const u32 items = (u32)min(M_ITEMS, (block + 1) * (BM / ITEM_ROWS)) - (u32)block * (BM / ITEM_ROWS);");
@@ -91,9 +109,11 @@ void emit_finish_rows_lambda(CodeStream& out, const schedule::FusionPlan& plan, 
       "0u);");
   out.close();
   out.line("__syncwarp();");
+  out.line("prefetch_rows((int)item * ITEM_ROWS);");
   out.open("for (int r = 0; r < ITEM_ROWS; ++r)");
   out.line("const int row = (int)item * ITEM_ROWS + r;");
   out.line("if (row >= M) break;");
+  out.line("if (r + 1 < ITEM_ROWS && row + 1 < M) prefetch_rows(row + 1);  // the item's rows are ready");
   out.line("const bool row_writer = lane == 0;  // writes row-value outputs");
   out.line("(void)row_writer;");
   rows.finish_row(out);
