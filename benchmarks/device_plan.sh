@@ -38,18 +38,13 @@
 #   refined   the refinements in the search (Change 59): the suite's four GEMM rows searched again (16 trials
 #             each), every candidate with packed roundings and shared pointers, then those rows from LOG with
 #             the search's records appended (OUTDIR/refined/merged.jsonl), beside cuBLAS (~6 min)
-#   steploads a wide finish's stash groups of a step loaded together (Change 62): a fifth of its GPU-test
-#             variants (COMFUSE_GPU_SHARD=0/5 of `finish_step_loads_`, about 500 kernels), then the trace A/B
-#             of the four winners with the wide finish (~5 min)
-#   resident  the finish inside the main kernel (Change 63): a quarter of its GPU-test variants (`resident_finish_`, COMFUSE_GPU_SHARD=0/4), then
-#             the trace A/B of the four K = 1024 and K = 4096 N = 1024 winners it applies to (~5 min)
 #   owed      forms, then refined over forms' merged log, in one call (~7 min, estimated from the steps'): leaves
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|steploads\|resident\|owed
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -184,18 +179,6 @@ case $step in
     run benchmarks/trace_rows.sh --set packed_rounding=true,shared_pointers=true --no-gpu-test "$out/shared" \
       "$log" "${k1024[@]}"
     ;;
-  steploads)
-    COMFUSE_GPU_SHARD=0/5 gpu_variants finish_step_loads_
-    run benchmarks/trace_rows.sh --set finish_step_loads=true --no-gpu-test "$out/traces" "$log" \
-      post_layernorm_M16384_K1024_N1024 gemm_softmax_M4096_K1024_N8192 gemm_gelu_layernorm_M16384_K1024_N4096 \
-      post_layernorm_M8192_K1024_N4096
-    ;;
-  resident)
-    COMFUSE_GPU_SHARD=0/4 gpu_variants resident_finish_
-    run benchmarks/trace_rows.sh --set resident_finish=true --no-gpu-test "$out/traces" "$log" \
-      post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096 gemm_gelu_layernorm_M16384_K1024_N4096 \
-      post_layernorm_M16384_K4096_N1024
-    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -203,7 +186,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, steploads or owed" >&2
+      "epilogue, refined or owed" >&2
     exit 2
     ;;
 esac

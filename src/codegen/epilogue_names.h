@@ -41,8 +41,8 @@ inline std::string slot_name(int stage, int index) {
 /// Where carried tile c keeps element (grow, gcol) in the L2 stash: row-major [M, N] per carried tile. A
 /// fragment-major layout (consecutive threads on consecutive words) measured slower on the H200
 /// (benchmarks/NOTES.md).
-inline std::string stash_index(const std::string& c, const std::string& column = "gcol") {
-  return "((size_t)" + c + " * M + grow) * N + " + column;
+inline std::string stash_index(const std::string& c) {
+  return "((size_t)" + c + " * M + grow) * N + gcol";
 }
 
 }  // namespace comfuse::codegen

@@ -12,7 +12,6 @@
 #include "codegen/kernel_helpers.h"
 #include "codegen/kernel_source.h"
 #include "codegen/phase_trace.h"
-#include "codegen/resident_finish.h"
 #include "codegen/staged_inputs.h"
 #include "codegen/tile_mapping.h"
 #include "codegen/wgmma_emitter.h"
@@ -29,10 +28,6 @@ using schedule::WarpRoles;
 
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
-// resident_finish: the producer warpgroup's finish warps run the finish kernel's row code (40 registers there
-// with its loop), so the warpgroup keeps more, and the consumers' share is what is left of the file.
-constexpr int kFinishingProducerRegisters = 56;
-constexpr int kFinishingConsumerRegisters = 224;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -122,16 +117,10 @@ class KernelEmitter {
       // The row partials follow the carried tiles in the workspace, from a 16-byte boundary.
       parts_offset_ = ceil_div(result.stash_bytes, 16) * 16;
       result.stash_bytes = parts_offset_ + 4 * xslots_ * n_tiles * plan_.anchor.m;
-      if (s_.resident_finish) {  // the finish runs in this kernel: its ready words and queue follow
-        ready_offset_ = ceil_div(result.stash_bytes, 16) * 16;
-        result.stash_bytes = ready_offset_ + resident_finish_bytes(m_blocks);
-        result.zeroed_workspace = true;
-      } else {
-        result.finish_name = result.name + "_finish";
-        result.launch.finish_grid_x =
-            static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
-        result.launch.finish_block_x = schedule::kFinishThreads;
-      }
+      result.finish_name = result.name + "_finish";
+      result.launch.finish_grid_x =
+          static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
+      result.launch.finish_block_x = schedule::kFinishThreads;
     }
     if (s_.global_exchange) {
       // The exchange's round counters (a word per exchanging group of each CTA group, and one counting the
@@ -146,9 +135,6 @@ class KernelEmitter {
     }
     result.launch.block_x = s_.threads();
     result.launch.cluster_x = schedule::cluster_ctas(plan_, s_);
-    // resident_finish: every CTA resident, since an item waits on tiles other CTAs own (a persistent grid of
-    // clusters is sized to the clusters that run at once).
-    if (s_.resident_finish && result.launch.cluster_x == 1) result.launch.cooperative = true;
     if (reduces_in_kernel()) {
       result.launch.grid_x = static_cast<int>(m_blocks * s_.cluster_n);
       result.launch.row_blocks = true;
@@ -179,11 +165,10 @@ class KernelEmitter {
     epilogue.helpers(out);
     if (s_.prefetch_inputs) emit_prefetch_helper(out);
     if (s_.global_exchange) emit_global_exchange_helpers(out);
-    if (s_.resident_finish) emit_resident_finish_helpers(out);
     staged_.helpers(out);
     emit_tile_mapping(out, s_, walks_row_blocks(), reduces_in_kernel());
-    kernel(out, result, epilogue, param_names);
-    if (s_.deferred() && !s_.resident_finish)
+    kernel(out, result, epilogue);
+    if (s_.deferred())
       emit_finish_kernel(out, plan_, s_, result.finish_name, parameters(result), param_names);
     result.source = out.str();
     return result;
@@ -244,7 +229,6 @@ class KernelEmitter {
                ";  // the row partials' offset in the workspace");
       out.line("constexpr int ROW_ELEMS = " + std::to_string(schedule::kFinishRowElements) +
                ";  // the finish kernel's elements a lane per step along a row");
-      if (s_.resident_finish) emit_resident_finish_constants(out, s_, ready_offset_);
       if (s_.finish_row_split) {
         out.line("constexpr int ROW_SPLIT = " + std::to_string(schedule::kFinishSplit) +
                  ";  // the finish kernel's warps a row");
@@ -298,8 +282,7 @@ class KernelEmitter {
     return params;
   }
 
-  void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue,
-              const std::map<const te::TensorNode*, std::string>& param_names) const {
+  void kernel(CodeStream& out, const KernelSource& result, const EpilogueEmitter& epilogue) const {
     const std::string params = parameters(result);
     out.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.threads()) + ", 1)");
     out.open(result.name + "(" + params + ")");
@@ -404,7 +387,6 @@ class KernelEmitter {
     out.line("const TileSequence tiles = cta_tiles(cta_rank);");
     trace_.begin(out, "(1 + CONSUMERS)");
     out.line();
-    if (s_.resident_finish) emit_finish_rows_lambda(out, plan_, s_, param_names);
     producer(out);
     out.line();
     consumer(out, epilogue);
@@ -415,14 +397,7 @@ class KernelEmitter {
     out.open("if (warpgroup == 0)");
     out.line(
         "// Producer warpgroup: one thread streams A and B tiles through the shared-memory ring with TMA.");
-    out.line("regs_decrease<" +
-             std::to_string(s_.resident_finish ? kFinishingProducerRegisters : kProducerRegisters) + ">();");
-    if (s_.resident_finish) {
-      out.open("if (threadIdx.x >= 32)");
-      out.line("finish_rows();  // warps 1-3 take the finish's rows from the start");
-      out.line("return;");
-      out.close();
-    }
+    out.line("regs_decrease<" + std::to_string(kProducerRegisters) + ">();");
     out.open("if (threadIdx.x == 0)");
     out.line("tma_prefetch_descriptor(&tma_a);");
     out.line("tma_prefetch_descriptor(&tma_b);");
@@ -565,8 +540,7 @@ class KernelEmitter {
   void consumer(CodeStream& out, const EpilogueEmitter& epilogue) const {
     out.line(
         "// Consumer warpgroups: tensor-core mainloop, then the Stage-Stream epilogue on the fragments.");
-    out.line("regs_increase<" +
-             std::to_string(s_.resident_finish ? kFinishingConsumerRegisters : kConsumerRegisters) + ">();");
+    out.line("regs_increase<" + std::to_string(kConsumerRegisters) + ">();");
     out.line("const int consumer = warpgroup - 1;");
     out.line("const int lane = threadIdx.x & 31;");
     out.line("const int warp = (threadIdx.x / 32) & 3;");
@@ -628,10 +602,6 @@ class KernelEmitter {
     if (s_.deferred()) {
       out.line(std::string("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // ") +
                (s_.wide_finish ? "[M][XSLOTS][N_TILES]" : "[XSLOTS][N_TILES][M]"));
-      if (s_.resident_finish) {
-        out.line("u32* const ready_words = (u32*)((unsigned char*)stash + READY_BYTE);");
-        out.line("int ready_block = -1;  // the row block of this warpgroup's previous tile, still to raise");
-      }
     } else {
       epilogue.begin_stage(out, 0);
     }
@@ -657,11 +627,6 @@ class KernelEmitter {
     if (!staged_.empty()) {
       staged_.wait(out, walks_row_blocks() ? "g" : "t");
       trace_.mark(out, TraceEvent::kInputsReady, 0, "m0 / BM", "n0 / BN");
-    }
-    if (s_.resident_finish) {  // a mainloop after the previous tile's stores: they are long done
-      out.open("if (ready_block >= 0)");
-      emit_tile_ready(out, s_, "ready_block");
-      out.close();
     }
     if (s_.deferred()) epilogue.begin_stage(out, 0);  // each tile's own row partials
     epilogue.element_loop(out, 0);
@@ -691,23 +656,10 @@ class KernelEmitter {
       out.close();
       trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
-    if (s_.resident_finish) {
-      // (multicast_b: a lone last row block's second CTA writes its peer's values, and does not raise.)
-      out.line(s_.multicast_b
-                   ? "ready_block = cta_rank == 1 && (M_BLOCKS & 1) && m0 / BM == M_BLOCKS - 1 ? -1 "
-                     ": m0 / BM;"
-                   : "ready_block = m0 / BM;");
-    }
     out.close();
     if (s_.tma_store && !reduces_in_kernel())
       out.line("if (store_leader) bulk_wait_all();  // shared memory lives until the stores read it");
-    if (s_.resident_finish) {
-      out.open("if (ready_block >= 0)");
-      emit_tile_ready(out, s_, "ready_block");
-      out.close();
-      out.line("finish_rows();  // the rows left when the tiles are done");
-    }
-    if (s_.deferred()) {  // the finish kernel (or finish_rows) runs the rest
+    if (s_.deferred()) {  // the finish kernel runs the rest
       trace_.end(out);
       return;
     }
@@ -791,7 +743,6 @@ class KernelEmitter {
   int xslots_ = 1;
   std::int64_t parts_offset_ = 0;     // deferred: bytes of the workspace before the row partials
   std::int64_t exchange_offset_ = 0;  // global_exchange: bytes of the workspace before its counters
-  std::int64_t ready_offset_ = 0;     // resident_finish: bytes of the workspace before its ready words
   const StagedInputs staged_;         // tma_inputs
   const PhaseTrace trace_;            // EmitOptions::phase_trace
 };

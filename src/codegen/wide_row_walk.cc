@@ -21,25 +21,6 @@ std::string load16(const std::string& type, const std::string& address, bool str
   return streaming ? "__ldcs(" + pointer + ")" : "*" + pointer;
 }
 
-// Spreads a group's loaded 16-byte words over float `array`[8]: for f32 the float4s `lo` and `hi` in scope,
-// for 16-bit values the uint4 `word`.
-void spread_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& word) {
-  if (dtype == te::DType::f32) {
-    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
-             "[3] = lo.w;");
-    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
-             "[7] = hi.w;");
-    return;
-  }
-  COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
-  out.line("const u32 words[4] = {" + word + ".x, " + word + ".y, " + word + ".z, " + word + ".w};");
-  out.line("#pragma unroll");
-  out.open("for (int w = 0; w < 4; ++w)");
-  out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
-  out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
-  out.close();
-}
-
 // Loads the eight elements of `dtype` at `address` (a pointer expression to the group's first) into float
 // `array`[8], zeros where `guard` fails (no test when it is empty); `streaming`: with load16's hint.
 void load_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& address,
@@ -54,28 +35,22 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
     out.line("const float4 hi = " +
              guarded(load16("float4", address + " + 4", streaming), "make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
              ";");
+    out.line(array + "[0] = lo.x, " + array + "[1] = lo.y, " + array + "[2] = lo.z, " + array +
+             "[3] = lo.w;");
+    out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
+             "[7] = hi.w;");
   } else {
+    COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
     out.line("const uint4 raw = " +
              guarded(load16("uint4", address, streaming), "make_uint4(0u, 0u, 0u, 0u)") + ";");
+    out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
+    out.line("#pragma unroll");
+    out.open("for (int w = 0; w < 4; ++w)");
+    out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
+    out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
+    out.close();
   }
-  spread_group(out, array, dtype, "raw");
   out.close();
-}
-
-// Unpacks a group's eight elements of `dtype` into float `array`[8] from 16-byte words already loaded:
-// `word` a uint4 of 16-bit values, or for f32 the first of two float4 (`word`, then `next_word`).
-void unpack_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& word,
-                  const std::string& next_word) {
-  out.open("");
-  if (dtype == te::DType::f32) out.line("const float4 lo = " + word + ", hi = " + next_word + ";");
-  spread_group(out, array, dtype, word);
-  out.close();
-}
-
-// finish_step_loads: the registers holding a step's 16-byte words of stash `c` (one a group of 16-bit
-// values, two of f32).
-std::string step_words(const std::string& c) {
-  return "step_stash" + c;
 }
 
 // The registers holding a group of eight columns of `name` (an input, a stash or a pending store).
@@ -104,46 +79,12 @@ void EpilogueEmitter::declare_wide(CodeStream& out, int stage, const std::vector
                input.tensor.name() + "'");
   }
   for (std::size_t c : rereads(stage)) out.line("float " + wide_array("stash" + std::to_string(c)) + "[8];");
-  if (schedule_.finish_step_loads) {
-    const bool f32 = schedule::stash_dtype(schedule_) == te::DType::f32;
-    for (std::size_t c : rereads(stage)) {
-      out.line(std::string(f32 ? "float4 " : "uint4 ") + step_words(std::to_string(c)) +
-               (f32 ? "[ROW_ELEMS / 4];" : "[ROW_ELEMS / 8];") + "  // the step's words of stash " +
-               std::to_string(c));
-    }
-  }
   for (const Store& st : stores) out.line("float " + wide_array(st.pending) + "[8];");
 }
 
 // At the group's first column: each input and each re-read carried tile, eight columns at once. Loads whose
 // value the stage does not use are left to the compiler to drop.
 void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior) const {
-  const bool step_loads = schedule_.finish_step_loads && !rereads(stage).empty();
-  const te::DType stash = schedule::stash_dtype(schedule_);
-  if (step_loads) {
-    out.open("if (i == 0)");
-    out.line("// Every group's stash words of the step, before the step's first store (finish_step_loads).");
-    out.line("#pragma unroll");
-    out.open("for (int g = 0; g < ROW_ELEMS / 8; ++g)");
-    out.line("const int gc = n0 + g * 256 + lane * 8;  // the group's first column");
-    for (std::size_t c : rereads(stage)) {
-      const std::string words = step_words(std::to_string(c));
-      const std::string address = "&stash[" + stash_index(std::to_string(c), "gc") + "]";
-      auto load = [&](const std::string& type, const std::string& at, const std::string& zero) {
-        const std::string value = load16(type, at, schedule_.streaming_hints);
-        return interior ? value : "gc < N ? " + value + " : " + zero;
-      };
-      if (stash == te::DType::f32) {
-        const std::string zero = "make_float4(0.0f, 0.0f, 0.0f, 0.0f)";
-        out.line(words + "[2 * g] = " + load("float4", address, zero) + ";");
-        out.line(words + "[2 * g + 1] = " + load("float4", address + " + 4", zero) + ";");
-      } else {
-        out.line(words + "[g] = " + load("uint4", address, "make_uint4(0u, 0u, 0u, 0u)") + ";");
-      }
-    }
-    out.close();
-    out.close();
-  }
   out.open("if ((i & 7) == 0)");
   const std::string guard = interior ? "" : "inb";  // the row is below M: inb is gcol < N, for all eight
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
@@ -155,15 +96,8 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
   }
   for (std::size_t c : rereads(stage)) {
     const std::string name = std::to_string(c);
-    if (!step_loads) {
-      load_group(out, wide_array("stash" + name), stash, "&stash[" + stash_index(name) + "]", guard,
-                 schedule_.streaming_hints);
-    } else if (stash == te::DType::f32) {
-      unpack_group(out, wide_array("stash" + name), stash, step_words(name) + "[(i >> 3) * 2]",
-                   step_words(name) + "[(i >> 3) * 2 + 1]");
-    } else {
-      unpack_group(out, wide_array("stash" + name), stash, step_words(name) + "[i >> 3]", "");
-    }
+    load_group(out, wide_array("stash" + name), schedule::stash_dtype(schedule_),
+               "&stash[" + stash_index(name) + "]", guard, schedule_.streaming_hints);
   }
   out.close();
 }

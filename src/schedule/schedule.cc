@@ -109,12 +109,6 @@ bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s) {
          (!s.tma_store || s.stash_in_slot);
 }
 
-bool resident_finish_applies(const Schedule& s) {
-  // stash_terms' factor table is the finish kernel's shared memory; a split row and a reversed order are the
-  // finish kernel's grid.
-  return s.deferred() && s.persistent && !s.stash_terms && !s.finish_row_split && !s.reverse_finish;
-}
-
 bool store_chunks_applies(const Schedule& s) {
   // The terms of stash_terms are written after the element loop, over the whole tile at once.
   return s.tma_store && s.bn > 2 * 64 && !s.stores_in_place() && !s.stash_terms;
@@ -585,24 +579,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "wide_finish=true needs reduction=deferred, N a multiple of 8 and 16-bit or f32 tiles and inputs "
         "along the rows (reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) + ")");
-  }
-  if (s.finish_step_loads && !s.wide_finish) {
-    fail(
-        "finish_step_loads=true loads a wide finish's groups of a step together, which needs "
-        "wide_finish=true "
-        "(reduction=" +
-        std::string(reduction_placement_name(s.reduction)) + ")");
-  }
-  if (s.resident_finish && !resident_finish_applies(s)) {
-    fail(
-        std::string("resident_finish=true runs a deferred reduction's finish on the main kernel's persistent "
-                    "grid, with a warp a row and no shared memory of its own: it needs reduction=deferred, "
-                    "persistent=true, stash_terms=false, finish_row_split=false and reverse_finish=false "
-                    "(reduction=") +
-        std::string(reduction_placement_name(s.reduction)) + ", persistent=" +
-        (s.persistent ? "true" : "false") + ", stash_terms=" + (s.stash_terms ? "true" : "false") +
-        ", finish_row_split=" + (s.finish_row_split ? "true" : "false") +
-        ", reverse_finish=" + (s.reverse_finish ? "true" : "false") + ")");
   }
   if (s.reverse_finish && !s.deferred()) {
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +

@@ -232,20 +232,6 @@ struct Schedule {
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
   // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
-  // With wide_finish: the finish kernel loads every group's stash words of a step at the step's first
-  // element, before any of the step's stores, instead of each group's at its own first element. The loads
-  // and stores keep their order (volatile with streaming hints; the compiler's order otherwise, as the PTX
-  // shows), so a step's second group waited behind the first group's store and paid a DRAM latency of its
-  // own (benchmarks/NOTES.md, Change 62). Written to JSON only when true.
-  bool finish_step_loads = false;
-  // A deferred reduction's finish inside the main kernel instead of a kernel of its own: the producer
-  // warpgroup's three warps that stream nothing, and the consumer warps once their tiles are done, take rows
-  // from a queue of items in the workspace and run the finish kernel's row code on each, once the row
-  // block's tiles have raised its ready word (their stash and partials complete). The finish's DRAM traffic
-  // then runs under the mainloops, which leave DRAM mostly idle at K = 1024 (benchmarks/NOTES.md, Change 63).
-  // The launch is cooperative: a waiting warp needs tiles that other CTAs own. Written to JSON only when
-  // true.
-  bool resident_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -339,8 +325,6 @@ bool terms_stashable(const FusionPlan& plan);
 /// factors within kFinishScaleBytes.
 bool stash_terms_fit(const FusionPlan& plan, const Schedule& s);
 
-/// Whether resident_finish can run `s`'s finish in its main kernel (Schedule::resident_finish).
-bool resident_finish_applies(const Schedule& s);
 /// Whether wide_finish can change the kernel of `plan` under `s`: a deferred reduction, N a multiple of 8
 /// (every group of eight columns lies wholly inside a row or outside it, 16-byte aligned), and every tile of
 /// the plan and every input read by column 16-bit or f32 (the same for a plan and its merged forms).

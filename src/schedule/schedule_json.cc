@@ -108,8 +108,6 @@ std::span<const OptionalKnob> optional_knobs() {
       {"box_reads", &Schedule::box_reads},
       {"packed_rounding", &Schedule::packed_rounding, false, false, true},
       {"shared_pointers", &Schedule::shared_pointers, false, false, true},
-      {"finish_step_loads", &Schedule::finish_step_loads},
-      {"resident_finish", &Schedule::resident_finish},
   };
   return kKnobs;
 }

@@ -625,14 +625,6 @@ std::vector<Case> cases() {
     c.label = "stash_evict_last_" + c.label;
     result.push_back(c);
   }
-  // Every wide finish (with streaming hints too) once more with a step's stash groups loaded together.
-  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
-    Case c = result[i];
-    if (!c.schedule.wide_finish) continue;
-    c.schedule.finish_step_loads = true;
-    c.label = "finish_step_loads_" + c.label;
-    result.push_back(c);
-  }
   // The cases that combine rows across a cluster, on the persistent grid with the exchange through global
   // memory instead (the DSMEM exchange's own knobs off: they are the same kernel then); those with staged
   // inputs once more with the vectors out of the slot, a stage deeper where that fits.
@@ -684,27 +676,6 @@ std::vector<Case> cases() {
     c.schedule.shared_pointers = true;
     c.label = "shared_pointers_" + c.label;
     result.push_back(c);
-  }
-  // The deferred cases once more with their finish inside the main kernel, on the persistent grid it needs:
-  // the rows' items waiting on their row blocks across CTAs, tails in M within an item and a row block, and
-  // the counters zeroed by the first run and checked in the second (zeroed_workspace runs twice). Of the
-  // forms: the first deferred ones (every plan and shape, both warp roles), the wide finish, the stash by
-  // TMA from the CTA pairs of multicast_b, and the tuned post-norm forms (the stash over the staged slot with
-  // streaming hints, and the persistent one-slot forms).
-  const auto resident_form = [](const std::string& label) {
-    for (const char* prefix :
-         {"deferred_", "wide_finish_deferred_", "multicast_b_tma_store_", "streaming_hints_stash_in_slot_",
-          "one_input_slot_persistent", "staged_pairs_one_input_slot_persistent"}) {
-      if (label.rfind(prefix, 0) == 0) return true;
-    }
-    return false;
-  };
-  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
-    Case c = result[i];
-    if (!c.schedule.deferred() || !resident_form(c.label)) continue;
-    c.schedule.persistent = c.schedule.resident_finish = true;
-    c.label = "resident_finish_" + c.label;
-    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
   }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
