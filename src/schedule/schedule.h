@@ -288,6 +288,8 @@ struct OptionalKnob {
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();
+/// `s` with every refinement (OptionalKnob::refines) on: as the search generates it.
+Schedule with_refinements(Schedule s);
 /// `s` with every refinement (OptionalKnob::refines) off: the identity of a schedule when a log is searched.
 Schedule without_refinements(Schedule s);
 /// Whether `s` has a knob on that rounds values (OptionalKnob::rounds).

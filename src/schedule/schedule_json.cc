@@ -1,6 +1,7 @@
 // The schedule's JSON and text forms: the names of its enumerations, the optional knobs, and the parse that
 // names the field of any mistake.
 #include <algorithm>
+#include <utility>
 
 #include "schedule/schedule.h"
 #include "support/error.h"
@@ -112,11 +113,23 @@ std::span<const OptionalKnob> optional_knobs() {
   return kKnobs;
 }
 
-Schedule without_refinements(Schedule s) {
+namespace {
+
+Schedule with_refinements_set(Schedule s, bool on) {
   for (const OptionalKnob& knob : optional_knobs()) {
-    if (knob.refines) s.*knob.field = false;
+    if (knob.refines) s.*knob.field = on;
   }
   return s;
+}
+
+}  // namespace
+
+Schedule with_refinements(Schedule s) {
+  return with_refinements_set(std::move(s), true);
+}
+
+Schedule without_refinements(Schedule s) {
+  return with_refinements_set(std::move(s), false);
 }
 
 bool rounds(const Schedule& s) {

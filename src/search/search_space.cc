@@ -203,9 +203,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // measured: H100, the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile with the packed roundings and
   // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,
   // Changes 57 and 58). Logs written before them are searched without them (knob_pair_filter).
-  for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-    if (knob.refines) s.*knob.field = true;
-  }
+  s = schedule::with_refinements(std::move(s));
   // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
   // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
@@ -356,12 +354,14 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
 
 std::function<bool(const Schedule&)> knob_filter(const std::vector<std::string>& fixes) {
   const std::vector<schedule::KnobSetting> wanted = schedule::parse_knob_settings(fixes, "knob filter");
+  const auto knobs = schedule::optional_knobs();
   for (const schedule::KnobSetting& setting : wanted) {
-    for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-      if (knob.refines && setting.knob == knob.name && setting.value == false) {
-        throw CompileError("knob filter: " + setting.knob +
-                           "=false admits nothing: a refinement, on in every schedule the search generates");
-      }
+    const bool refinement = std::any_of(knobs.begin(), knobs.end(), [&](const schedule::OptionalKnob& k) {
+      return k.refines && setting.knob == k.name;
+    });
+    if (refinement && setting.value == false) {
+      throw CompileError("knob filter: " + setting.knob +
+                         "=false admits nothing: a refinement, on in every schedule the search generates");
     }
   }
   return [wanted](const Schedule& s) {
