@@ -48,9 +48,10 @@ TORCH = {
          "inductor_compile_seconds": 15.0, "baseline_name": "b2b_attn_BH64_L2048_D128", "errors": {}},
         {"name": "post_layernorm_M16384_K1024_N1024", "eager_us": 160.0, "inductor_default_us": 78.0,
          "inductor_max_autotune_us": 80.0, "sdpa_us": None, "torch_gemm_us": 52.0, "inductor_compile_seconds": 11.5,
+         "inductor_max_autotune_kernel_us": 76.0, "inductor_default_kernel_us": 75.0,
          "inductor_default_compile_seconds": 3.0, "baseline_name": "postln_M16384_K1024_N1024", "errors": {}},
         {"name": "gemm_softmax_M4096_K1024_N8192", "inductor_max_autotune_us": 200.0, "torch_gemm_us": 100.0,
-         "errors": {}},
+         "inductor_max_autotune_kernel_us": 180.0, "errors": {}},
         {"name": "gemm_M8192_K8192_N8192", "inductor_max_autotune_us": 1580.0, "torch_gemm_us": 1650.0,
          "errors": {}},
         {"name": "mlp_relu_M65536_K128_N512_O128", "eager_us": 93.0, "inductor_max_autotune_us": 110.0,
@@ -96,6 +97,9 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(row["baseline_name"], "postln_M16384_K1024_N1024")
         self.assertEqual(row["ours_over_gemm"], 4.0)
         self.assertAlmostEqual(row["speedup_over_inductor_max_autotune"], 0.4)
+        self.assertEqual(row["inductor_max_autotune_kernel_us"], 76.0)
+        self.assertEqual(row["inductor_default_kernel_us"], 75.0)
+        self.assertAlmostEqual(row["speedup_over_inductor_max_autotune_kernels"], 0.38)
         self.assertEqual(row["residual_us"], 150.0)
         self.assertAlmostEqual(row["tflops"], 171.79869184)  # 34359738368 / 200 / 1e6
         self.assertAlmostEqual(row["floor_us"], 48.56500123, places=6)  # 34359738368 / 707.5e6
@@ -107,6 +111,7 @@ class MergeTest(unittest.TestCase):
         self.assertIsNone(row["ours_over_gemm"])
         self.assertIsNone(row["residual_us"])
         self.assertAlmostEqual(row["speedup_over_inductor_max_autotune"], 110.0 / 150.0)
+        self.assertIsNone(row["speedup_over_inductor_max_autotune_kernels"])  # no kernel time for it
 
     def test_unsupported_row_keeps_reason_and_takes_torch_flops(self):
         row = self.rows["attention_BH64_L2048_D128_CAUSAL0"]
@@ -136,6 +141,10 @@ class MergeTest(unittest.TestCase):
         speedup = means["speedup_over_inductor_max_autotune"]
         self.assertEqual(speedup["rows"], 4)
         self.assertAlmostEqual(speedup["value"], 0.511893, places=5)
+        # Kernel times: 76/200 and 180/900.
+        kernels = means["speedup_over_inductor_max_autotune_kernels"]
+        self.assertEqual(kernels["rows"], 2)
+        self.assertAlmostEqual(kernels["value"], (0.38 * 0.2) ** 0.5)
 
     def test_sources(self):
         sources = self.report["sources"]
@@ -151,7 +160,8 @@ class MergeTest(unittest.TestCase):
         for name in NAMES:
             self.assertIn(f"| {name} |", text)
         self.assertIn("| post_layernorm_M16384_K1024_N1024 | 200.0 | 50.0 | 80.0 | 78.0 | 160.0 | — | 4.00 | "
-                      "0.40 | 150.0 | 172 | 24 | 150.0 + 50.0 |", text)
+                      "0.40 | 150.0 | 172 | 24 | 150.0 + 50.0 | 76.0 | 0.38 |", text)
+        self.assertIn("**0.28**", text)  # the geomean over kernel times
         self.assertIn("| unsupported: " + LONG_REASON[:60] + " |", text)
         self.assertNotIn(LONG_REASON[:61], text)
         self.assertIn("**6.00**", text)

@@ -3,7 +3,9 @@
 
 For every suite row this times PyTorch eager, torch.compile (default mode), torch.compile
 (mode="max-autotune-no-cudagraphs"), SDPA for attention rows, and cuBLAS GEMM alone (torch.matmul(X, W.t()))
-for the single-GEMM rows. Shapes, layouts and dtypes are comfuse's (src/te/workloads.cc): bf16 inputs, W [N, K]
+for the single-GEMM rows. Each compiled program is timed twice: per call between CUDA events (which also counts
+the gaps between its kernels, and the host's launch time where the host falls behind the GPU), and as the sum of
+its kernels' durations in a profile (the CUDA profiler's activity records, as comfuse's own times are taken). Shapes, layouts and dtypes are comfuse's (src/te/workloads.cc): bf16 inputs, W [N, K]
 with mm = X·Wᵀ, epilogue math in f32, one bf16 output.
 
 One numerical difference is deliberate: comfuse carries the f32 accumulator into the epilogue, while here each
@@ -282,15 +284,88 @@ def cuda_event_bench(fn, warmup_ms=50.0, rep_ms=200.0):
     return statistics.median(a.elapsed_time(b) for a, b in events) * 1e3
 
 
-def time_compiled(function, inputs, mode, bench):
-    """(median µs, seconds of the first call incl. compilation) of torch.compile(function, mode=mode)."""
-    torch._dynamo.reset()
-    compiled = torch.compile(function, mode=mode, dynamic=False)
-    begin = time.perf_counter()
-    compiled(*inputs)
+KERNEL_RUNS = 50  # profiled runs of a kernel-time measurement
+KERNEL_TIMING = (f"sum of the call's kernel durations (torch.profiler's CUDA activity records), median of "
+                 f"{KERNEL_RUNS} profiled calls after 10 warm-up calls, L2 cleared before each call")
+
+
+def kernel_sums(kernels, flush_names, runs):
+    """Per-run sums of kernel durations (µs) from the device records of a profile of `runs` calls, each after an
+    L2 flush: kernels is [(name, start µs, end µs)] in any order, flush_names the names the flush's records take.
+
+    A run is the records between one flush and the next (flushes one after another count as one). Raises
+    ValueError when the records do not begin with a flush or do not split into `runs` runs with work in each:
+    then the program itself launched a kernel of the flush's name, or the profile lost records."""
+    ordered = sorted(kernels, key=lambda kernel: kernel[1])
+    if not ordered or ordered[0][0] not in flush_names:
+        first = ordered[0][0] if ordered else "nothing"
+        flush = ", ".join(sorted(flush_names))
+        raise ValueError(f"the profile begins with {first}, not with the L2 flush ({flush})")
+    sums, current = [], None
+    for name, start, end in ordered:
+        if name in flush_names:
+            if current is not None:
+                sums.append(current)
+                current = None
+            continue
+        current = (current or 0.0) + (end - start)
+    if current is not None:
+        sums.append(current)
+    if len(sums) != runs:
+        raise ValueError(f"the profile of {runs} calls splits into {len(sums)} runs at the L2 flushes "
+                         f"({len(ordered)} device records)")
+    return sums
+
+
+def profiled_kernels(work):
+    """[(name, start µs, end µs)] of the device records (kernels, memsets, copies) of work() in a profile."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as profile:
+        work()
+        torch.cuda.synchronize()
+    return [(event.name, event.time_range.start, event.time_range.end) for event in profile.events()
+            if event.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def kernel_bench(fn, runs=KERNEL_RUNS, warmup=10):
+    """Median over `runs` profiled calls of fn() of the sum of its kernels' durations (µs), L2 cleared first."""
+    cache = torch.empty(64 * 2**20, dtype=torch.int32, device="cuda")
+    for _ in range(warmup):
+        cache.zero_()
+        fn()
     torch.cuda.synchronize()
-    seconds = time.perf_counter() - begin
-    return bench(lambda: compiled(*inputs)), seconds
+    flush_names = {name for name, _, _ in profiled_kernels(cache.zero_)}
+
+    def calls():
+        for _ in range(runs):
+            cache.zero_()
+            fn()
+    return statistics.median(kernel_sums(profiled_kernels(calls), flush_names, runs))
+
+
+def compiled_measures(system, function, inputs, mode, keys, bench):
+    """[(system, measure)] for one torch.compile mode, to run in order: the first compiles the program and times
+    it per call between events (and its first call, compilation included); the second times the same program's
+    kernels. keys: (time field, kernel-time field, compile seconds field)."""
+    time_key, kernel_key, seconds_key = keys
+    programs = []
+
+    def measure():
+        torch._dynamo.reset()
+        compiled = torch.compile(function, mode=mode, dynamic=False)
+        begin = time.perf_counter()
+        compiled(*inputs)
+        torch.cuda.synchronize()
+        seconds = time.perf_counter() - begin
+        programs.append(compiled)
+        return {time_key: bench(lambda: compiled(*inputs)), seconds_key: seconds}
+
+    def measure_kernels():
+        if not programs:
+            raise RuntimeError(f"no program to profile: {system} did not compile")
+        return {kernel_key: kernel_bench(lambda: programs[0](*inputs))}
+
+    return [(system, measure), (system + "_kernels", measure_kernels)]
 
 
 # ---- One row. ----
@@ -302,19 +377,13 @@ def make_inputs(operands):
     return [(torch.randn(shape, device="cuda") * scale).to(torch.bfloat16) for shape, scale in operands]
 
 
-# (system, torch.compile mode, time field, compile seconds field)
+# (system, torch.compile mode, time field (events), kernel-time field, compile seconds field)
 COMPILE_MODES = [
-    ("inductor_default", None, "inductor_default_us", "inductor_default_compile_seconds"),
-    ("inductor_max_autotune", "max-autotune-no-cudagraphs", "inductor_max_autotune_us", "inductor_compile_seconds"),
+    ("inductor_default", None, "inductor_default_us", "inductor_default_kernel_us",
+     "inductor_default_compile_seconds"),
+    ("inductor_max_autotune", "max-autotune-no-cudagraphs", "inductor_max_autotune_us",
+     "inductor_max_autotune_kernel_us", "inductor_compile_seconds"),
 ]
-
-
-def compiled_measure(function, inputs, mode, time_key, seconds_key, bench):
-    """A measure() for one torch.compile mode: its median time and its compile seconds."""
-    def measure():
-        us, seconds = time_compiled(function, inputs, mode, bench)
-        return {time_key: us, seconds_key: seconds}
-    return measure
 
 
 def systems(workload, shape, inputs, bench, skip_compile):
@@ -328,8 +397,8 @@ def systems(workload, shape, inputs, bench, skip_compile):
         causal = shape.get("CAUSAL", 0) == 1
         out.append(("sdpa", lambda: {"sdpa_us": bench(lambda: sdpa(*inputs, causal))}))
     if not skip_compile:
-        out += [(system, compiled_measure(function, inputs, mode, time_key, seconds_key, bench))
-                for system, mode, time_key, seconds_key in COMPILE_MODES]
+        for system, mode, *keys in COMPILE_MODES:
+            out += compiled_measures(system, function, inputs, mode, keys, bench)
     return out
 
 
@@ -339,7 +408,8 @@ def measure_row(workload_name, shape, baseline_name, bench, skip_compile, skip_r
     row = {"name": instance_name(workload_name, shape), "workload": workload_name, "shape": shape,
            "baseline_name": baseline_name, "flops": workload.flops(shape),
            "eager_us": None, "inductor_default_us": None, "inductor_max_autotune_us": None, "sdpa_us": None,
-           "torch_gemm_us": None, "inductor_default_compile_seconds": None, "inductor_compile_seconds": None,
+           "torch_gemm_us": None, "inductor_default_kernel_us": None, "inductor_max_autotune_kernel_us": None,
+           "inductor_default_compile_seconds": None, "inductor_compile_seconds": None,
            "errors": {}}
     try:
         inputs = make_inputs(workload.operands(shape))
@@ -377,7 +447,8 @@ def fmt(value, digits=1):
 def progress_line(index, total, row):
     """One stderr line per finished row."""
     parts = [f"{key[:-3]} {fmt(row[key])}" for key in
-             ("eager_us", "inductor_default_us", "inductor_max_autotune_us", "sdpa_us", "torch_gemm_us")
+             ("eager_us", "inductor_default_us", "inductor_default_kernel_us", "inductor_max_autotune_us",
+              "inductor_max_autotune_kernel_us", "sdpa_us", "torch_gemm_us")
              if row[key] is not None]
     if row["inductor_compile_seconds"] is not None:
         parts.append(f"max-autotune compile {row['inductor_compile_seconds']:.1f} s")
@@ -387,12 +458,14 @@ def progress_line(index, total, row):
 
 def print_table(rows):
     """The results as a short fixed-width table on stdout (µs)."""
-    header = ("workload", "eager", "ind_default", "ind_max_at", "sdpa", "torch_gemm", "errors")
-    print(f"{header[0]:<44}" + "".join(f"{h:>12}" for h in header[1:-1]) + f"  {header[-1]}")
+    header = ("workload", "eager", "ind_default", "ind_def_kern", "ind_max_at", "ind_ma_kern", "sdpa",
+              "torch_gemm", "errors")
+    print(f"{header[0]:<44}" + "".join(f"{h:>13}" for h in header[1:-1]) + f"  {header[-1]}")
     for row in rows:
-        times = (row[k] for k in ("eager_us", "inductor_default_us", "inductor_max_autotune_us", "sdpa_us",
+        times = (row[k] for k in ("eager_us", "inductor_default_us", "inductor_default_kernel_us",
+                                  "inductor_max_autotune_us", "inductor_max_autotune_kernel_us", "sdpa_us",
                                   "torch_gemm_us"))
-        print(f"{row['name']:<44}" + "".join(f"{fmt(t):>12}" for t in times) + "  " + ",".join(row["errors"]))
+        print(f"{row['name']:<44}" + "".join(f"{fmt(t):>13}" for t in times) + "  " + ",".join(row["errors"]))
 
 
 def write_json(path, document):
@@ -450,6 +523,7 @@ def main(argv=None):
     document = {"device": torch.cuda.get_device_name(),
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
                 "torch": torch.__version__, "triton": triton_version, "timing": timing,
+                "kernel_timing": None if args.skip_compile else KERNEL_TIMING,
                 "inductor_caches": disable_inductor_caches() if not args.skip_compile else None,
                 "skip_compile": args.skip_compile,
                 "matmul": "bf16 inputs, f32 accumulation (bf16 reduced-precision reductions off)",
