@@ -324,7 +324,7 @@ def profiled_kernels(work):
         work()
         torch.cuda.synchronize()
     return [(event.name, event.time_range.start, event.time_range.end) for event in profile.events()
-            if event.device_type == torch.autograd.DeviceType.CUDA]
+            if event.device_type == torch.profiler.DeviceType.CUDA]
 
 
 def kernel_bench(fn, runs=KERNEL_RUNS, warmup=10):
