@@ -40,11 +40,13 @@
 #             the search's records appended (OUTDIR/refined/merged.jsonl), beside cuBLAS (~6 min)
 #   owed      forms, then refined over forms' merged log, in one call (~7 min, estimated from the steps'): leaves
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
+#   reduce    the finish kernel reducing its rows from the stash (Change 64): its GPU-test variants of the
+#             post-LN, RMSNorm and row-max workloads, then the trace A/B of four norm rows' winners with it (~6 min)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -179,6 +181,12 @@ case $step in
     run benchmarks/trace_rows.sh --set packed_rounding=true,shared_pointers=true --no-gpu-test "$out/shared" \
       "$log" "${k1024[@]}"
     ;;
+  reduce)
+    gpu_variants finish_reductions_ post_layernorm,post_rmsnorm,swish_rowmax
+    norm_rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M16384_K4096_N1024)
+    norm_rows+=(post_layernorm_M8192_K1024_N4096 post_rmsnorm_M8192_K4096_N4096)
+    run benchmarks/trace_rows.sh --set finish_reductions=true --no-gpu-test "$out/traces" "$log" "${norm_rows[@]}"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -186,7 +194,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined or owed" >&2
+      "epilogue, refined, owed or reduce" >&2
     exit 2
     ;;
 esac

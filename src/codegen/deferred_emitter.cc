@@ -92,27 +92,66 @@ void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   out.close();
 }
 
-void EpilogueEmitter::finish_row(CodeStream& out) const {
+void EpilogueEmitter::row_statistics(CodeStream& out) const {
+  COMFUSE_CHECK(walk_ == Walk::kRow && schedule_.finish_reductions, "the finish kernel reduces its own rows");
+  out.line(
+      "// The row's first-stage reductions from its stash (finish_reductions): a lane over its columns,");
+  out.line("// loading them as the last stage does (its own registers, in this scope).");
+  out.open("");
+  if (wide_rows()) declare_wide(out, 1, {});
+  declare_pair_loads(out, 1);
+  out.open("for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
+  out.line("#pragma unroll");
+  out.open("for (int i = 0; i < " + elements() + "; ++i)");
+  declare_coordinates(out, false);
+  emit_pair_loads(out, 1, false);
+  if (wide_rows()) emit_wide_loads(out, 1, false);
+  ExprBindings base = element_bindings();
+  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs)
+    base.reads[input.tensor.get()] = load(input.tensor, input.broadcast, false);
+  for (const te::Tensor& t : plan_.carried_tiles) base.reads[t.get()] = carried_read(t, false);
+  update_partials(out, slots_of_stage(0), base, false);
+  out.close();
+  out.close();
+  out.close();
+  for (const Slot& slot : slots_of_stage(0)) {
+    if (slot.centered != nullptr) centered_finish_thread(out, slot);
+  }
+}
+
+void EpilogueEmitter::finish_row(CodeStream& out, const EpilogueEmitter* statistics) const {
   COMFUSE_CHECK(walk_ == Walk::kRow, "the finish kernel walks rows");
   COMFUSE_CHECK(schedule::deferrable(plan_), "a deferred reduction's plan has two stages");
+  COMFUSE_CHECK((statistics != nullptr) == schedule_.finish_reductions,
+                "the finish kernel's first walk is emitted exactly with finish_reductions");
   const std::vector<Slot> slots = slots_of_stage(0);
   declare_state(out);
-  out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
-  out.line(
-      "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
+  if (statistics != nullptr) {
+    statistics->begin_stage(out, 0);
+    statistics->row_statistics(out);
+    out.line("// The lanes' partials combined over the warp; every lane takes lane 0's result, so that the");
+    out.line("// whole row uses the same bits.");
+  } else {
+    out.line("// The row's partials of its N_TILES column tiles: a lane combines every 32nd, then the warp");
+    out.line(
+        "// combines its lanes; every lane takes lane 0's result, so that the whole row uses the same bits.");
+  }
   out.open(rows_loop());
   for (const Slot& slot : slots) {
     const std::string name = slot_name(slot.stage, slot.index);
     out.open("");  // each slot's locals in their own scope
     if (partial_form(slot) != nullptr) {
-      out.open("");
-      merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
-      out.open("for (int t = lane; t < N_TILES; t += 32)");
-      out.line(merged_combine(
-          slot, [&](int offset) { return part_at(slot.xslot + offset, "t", "row", schedule_.wide_finish); }));
-      out.close();
-      merged_store(out, slot);
-      out.close();
+      if (statistics == nullptr) {
+        out.open("");
+        merged_start(out, slot, [](const PartialForm::Part& part) { return part.identity; });
+        out.open("for (int t = lane; t < N_TILES; t += 32)");
+        out.line(merged_combine(slot, [&](int offset) {
+          return part_at(slot.xslot + offset, "t", "row", schedule_.wide_finish);
+        }));
+        out.close();
+        merged_store(out, slot);
+        out.close();
+      }
       out.line("#pragma unroll");
       out.open("for (int d = 16; d > 0; d /= 2)");
       merged_start(out, slot, [&](const PartialForm::Part& part) { return name + part.suffix + "[h]"; });
@@ -129,11 +168,15 @@ void EpilogueEmitter::finish_row(CodeStream& out) const {
       out.close();
       continue;
     }
-    out.line("float v = " + identity(slot.node->op) + ";");
-    out.open("for (int t = lane; t < N_TILES; t += 32)");
-    out.line("v = " + combine(slot.node->op, "v", part_at(slot.xslot, "t", "row", schedule_.wide_finish)) +
-             ";");
-    out.close();
+    if (statistics != nullptr) {
+      out.line("float v = " + name + "[h];");
+    } else {
+      out.line("float v = " + identity(slot.node->op) + ";");
+      out.open("for (int t = lane; t < N_TILES; t += 32)");
+      out.line("v = " + combine(slot.node->op, "v", part_at(slot.xslot, "t", "row", schedule_.wide_finish)) +
+               ";");
+      out.close();
+    }
     out.line("#pragma unroll");
     out.open("for (int d = 16; d > 0; d /= 2)");
     out.line("v = " + combine(slot.node->op, "v", "__shfl_xor_sync(0xffffffffu, v, d)") + ";");

@@ -511,6 +511,34 @@ void EpilogueEmitter::declare_coordinates(CodeStream& out, bool interior) const 
   out.line("(void)inb;");
 }
 
+void EpilogueEmitter::update_partials(CodeStream& out, const std::vector<Slot>& slots,
+                                      const ExprBindings& base, bool interior) const {
+  for (const Slot& slot : slots) {
+    ExprBindings bindings = base;
+    bindings.vars[slot.owner->axes[0].get()] = "grow";
+    bindings.vars[slot.node->axes[0].get()] = "gcol";
+    if (slot.centered != nullptr) {
+      centered_update(out, slot, emit_expr(slot.centered->value, bindings), interior);
+      continue;
+    }
+    if (slot.rescaled != nullptr) {  // x lives in the terms' body, over their axes
+      bindings.vars[slot.rescaled->terms->axes[0].get()] = "grow";
+      bindings.vars[slot.rescaled->terms->axes[1].get()] = "gcol";
+      const std::string value = emit_expr(slot.rescaled->value, bindings);
+      if (schedule_.stash_terms) {  // the maximum alone: write_tile_terms sums the terms about it after
+        const std::string max = slot_name(slot.stage, slot.index) + "_m[h]";
+        out.line("if (inb) " + max + " = fmaxf(" + max + ", " + value + ");");
+      } else {
+        rescaled_update(out, slot, value);
+      }
+      continue;
+    }
+    const std::string name = slot_name(slot.stage, slot.index) + "[h]";
+    out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) +
+             ";");
+  }
+}
+
 void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector<Store>& stores,
                                    bool interior) const {
   const auto& tensors = plan_.program.tensors();
@@ -600,31 +628,9 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   for (const Store& st : stores) {
     if (!st.to_stash) store(out, st);
   }
-  // Partial reductions over this thread's columns.
-  for (const Slot& slot : slots_of_stage(stage)) {
-    ExprBindings bindings = base;
-    bindings.vars[slot.owner->axes[0].get()] = "grow";
-    bindings.vars[slot.node->axes[0].get()] = "gcol";
-    if (slot.centered != nullptr) {
-      centered_update(out, slot, emit_expr(slot.centered->value, bindings), interior);
-      continue;
-    }
-    if (slot.rescaled != nullptr) {  // x lives in the terms' body, over their axes
-      bindings.vars[slot.rescaled->terms->axes[0].get()] = "grow";
-      bindings.vars[slot.rescaled->terms->axes[1].get()] = "gcol";
-      const std::string value = emit_expr(slot.rescaled->value, bindings);
-      if (schedule_.stash_terms) {  // the maximum alone: write_tile_terms sums the terms about it after
-        const std::string max = slot_name(slot.stage, slot.index) + "_m[h]";
-        out.line("if (inb) " + max + " = fmaxf(" + max + ", " + value + ");");
-      } else {
-        rescaled_update(out, slot, value);
-      }
-      continue;
-    }
-    const std::string name = slot_name(slot.stage, slot.index) + "[h]";
-    out.line("if (inb) " + name + " = " + combine(slot.node->op, name, emit_expr(slot.node->body, bindings)) +
-             ";");
-  }
+  // Partial reductions over this thread's columns (with finish_reductions, the finish kernel's alone).
+  if (!(schedule_.finish_reductions && walk_ == Walk::kFragment))
+    update_partials(out, slots_of_stage(stage), base, interior);
   // Tiles computed here and read in a later stage.
   for (std::size_t c = 0; c < plan_.carried_tiles.size(); ++c) {
     const te::Tensor& t = plan_.carried_tiles[c];

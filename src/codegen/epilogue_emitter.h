@@ -50,9 +50,14 @@ class EpilogueEmitter {
   /// Deferred reductions (deferred_emitter.cc). At the end of a tile's stage 0 in the main kernel: combines
   /// the tile's row partials over the quad and writes them to the workspace `parts` ([floats][N_TILES][M]).
   void write_tile_partials(CodeStream& out) const;
-  /// The finish kernel's body (a kRow emitter; expects lane, row, row_writer and parts in scope): combines
-  /// the row's partials over its column tiles, computes the row values, and runs the last stage over the row.
-  void finish_row(CodeStream& out) const;
+  /// The finish kernel's body (a kRow emitter; expects lane, row and row_writer in scope, and parts unless
+  /// `statistics`): combines the row's partials over its column tiles, or with finish_reductions reduces the
+  /// row's stash itself in a first walk (`statistics`: the emitter of that walk, the same plan under the
+  /// schedule its loads take), computes the row values, and runs the last stage over the row.
+  void finish_row(CodeStream& out, const EpilogueEmitter* statistics) const;
+  /// With finish_reductions, in the finish kernel: each lane's partials of the first stage's reductions over
+  /// its columns of the row, read from the stash (their state declared and reset before).
+  void row_statistics(CodeStream& out) const;
   /// With stash_terms, before write_tile_partials: the rescaled sum's maximum combined over the quad, then
   /// the tile's terms exp(x - that maximum) summed into the sum's partial and stored to the stash in bf16
   /// (stage 0 took only the maximum and left x in the accumulator, where it is not the anchor itself).
@@ -103,6 +108,9 @@ class EpilogueEmitter {
   /// The element loop of `stage` over one tile; `interior` (schedule.interior_tiles, inside a test that the
   /// tile lies within the matrix): no bounds tests, and a centered sum's shift taken at the first element.
   void element_body(CodeStream& out, int stage, const std::vector<Store>& stores, bool interior) const;
+  /// Element i's update of each of `slots`' partials, its tensors read as `base` binds them.
+  void update_partials(CodeStream& out, const std::vector<Slot>& slots, const ExprBindings& base,
+                       bool interior) const;
   void store(CodeStream& out, const Store& st) const;
   /// h, grow, gcol and inb of element i (`interior`: inb a constant true).
   void declare_coordinates(CodeStream& out, bool interior) const;

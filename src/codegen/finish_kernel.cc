@@ -45,8 +45,17 @@ void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const
   out.line(std::string("const bool row_writer = lane == 0") + (split ? " && part == 0" : "") +
            ";  // writes row-value outputs");
   out.line("(void)row_writer;");
-  out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
-  rows.finish_row(out);
+  if (s.finish_reductions) {
+    // The first walk along the row, for its statistics, reads lines the second reads again: no streaming
+    // hint on its loads.
+    schedule::Schedule first_walk = finish;
+    first_walk.streaming_hints = false;
+    const EpilogueEmitter statistics(plan, first_walk, param_names, EpilogueEmitter::Walk::kRow);
+    rows.finish_row(out, &statistics);
+  } else {
+    out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");
+    rows.finish_row(out, nullptr);
+  }
   out.close();
 }
 

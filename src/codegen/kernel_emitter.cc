@@ -600,8 +600,9 @@ class KernelEmitter {
       out.line("const int m0 = m_block * BM;");
     }
     if (s_.deferred()) {
-      out.line(std::string("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // ") +
-               (s_.wide_finish ? "[M][XSLOTS][N_TILES]" : "[XSLOTS][N_TILES][M]"));
+      if (!s_.finish_reductions)  // (with it the finish kernel reduces its rows from the stash)
+        out.line(std::string("float* const parts = (float*)((unsigned char*)stash + PARTS_BYTE);  // ") +
+                 (s_.wide_finish ? "[M][XSLOTS][N_TILES]" : "[XSLOTS][N_TILES][M]"));
     } else {
       epilogue.begin_stage(out, 0);
     }
@@ -631,7 +632,7 @@ class KernelEmitter {
     if (s_.deferred()) epilogue.begin_stage(out, 0);  // each tile's own row partials
     epilogue.element_loop(out, 0);
     if (s_.stash_terms) epilogue.write_tile_terms(out);
-    if (s_.deferred()) epilogue.write_tile_partials(out);
+    if (s_.deferred() && !s_.finish_reductions) epilogue.write_tile_partials(out);
     trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
     if (s_.deferred() && s_.stores_in_place()) {

@@ -393,6 +393,34 @@ bool streaming_hints_apply(const Schedule& s) {
   return s.wide_finish && te::dtype_bytes(stash_dtype(s)) == 2;
 }
 
+bool finish_reductions_apply(const FusionPlan& plan, const Schedule& s) {
+  if (!s.deferred() || s.online_softmax || s.stash_terms || s.finish_row_split) return false;
+  return with_effective_plan(plan, s, [](const FusionPlan& effective) {
+    if (effective.stages.empty() || effective.carried_tiles.empty()) return false;
+    const auto readable = [&](const te::Tensor& t) {
+      const auto same = [&](const te::Tensor& other) { return other.same_as(t); };
+      if (std::any_of(effective.carried_tiles.begin(), effective.carried_tiles.end(), same)) return true;
+      return std::any_of(effective.epilogue_inputs.begin(), effective.epilogue_inputs.end(),
+                         [&](const EpilogueInput& input) { return input.tensor.same_as(t); });
+    };
+    for (const te::Tensor& t : effective.stages[0].reductions) {
+      std::vector<const te::ReduceNode*> reduces;
+      collect_reduces(t->body, reduces);
+      for (const te::ReduceNode* node : reduces) {
+        // What the element loop evaluates of it: a centered sum's value, else the reduction's body.
+        const auto centered = std::find_if(effective.centered.begin(), effective.centered.end(),
+                                           [&](const CenteredSum& c) { return c.reduce == node; });
+        std::vector<const te::ReadNode*> reads;
+        collect_reads(centered != effective.centered.end() ? centered->value : node->body, reads);
+        for (const te::ReadNode* read : reads) {
+          if (!readable(te::Tensor(read->tensor))) return false;
+        }
+      }
+    }
+    return true;
+  });
+}
+
 bool carry_in_accumulator_applies(const FusionPlan& plan, const Schedule& s) {
   if (s.carried != ValueHome::kRegisters) return false;
   return with_effective_plan(plan, s, [](const FusionPlan& effective) {
@@ -622,6 +650,14 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
                      "or stash_terms=true (reduction=") +
          std::string(reduction_placement_name(s.reduction)) + ", wide_finish=" +
          (s.wide_finish ? "true" : "false") + ", stash " + std::string(te::dtype_name(stash_dtype(s))) + ")");
+  }
+  if (s.finish_reductions && !finish_reductions_apply(plan, s)) {
+    fail(std::string("finish_reductions=true has the finish kernel reduce each row from the stash: it needs "
+                     "reduction=deferred without online_softmax, stash_terms or finish_row_split, and "
+                     "first-stage reductions that read only carried tiles and inputs (reduction=") +
+         std::string(reduction_placement_name(s.reduction)) + ", online_softmax=" +
+         (s.online_softmax ? "true" : "false") + ", stash_terms=" + (s.stash_terms ? "true" : "false") +
+         ", finish_row_split=" + (s.finish_row_split ? "true" : "false") + ")");
   }
   if (s.store_chunks && !store_chunks_applies(s)) {
     fail(

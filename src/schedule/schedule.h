@@ -232,6 +232,15 @@ struct Schedule {
   // generic stores with 64-bit address arithmetic (the plain GEMM's 64 a thread a tile, whose hoisted
   // addresses also spilled 44 bytes). A refinement, like packed_rounding. Written to JSON only when true.
   bool shared_pointers = false;
+  // With a deferred reduction: the finish kernel computes the row's first-stage reductions itself, from the
+  // stash it reads (a first walk along the row, then a warp combine), instead of combining partials the main
+  // kernel's tiles wrote. The main kernel's element loop then only computes and stashes its tiles: no row
+  // statistics, no tile-end combine, no partials. The finish kernel reads the stash twice (the second walk
+  // mostly from L1). Needs every first-stage reduction to read carried tiles and inputs alone (not the
+  // softmax's terms, whose tile maxima stash_terms takes), and a row a warp (no finish_row_split). Rounds
+  // where the stash does (the statistics come from the stashed values). Not searched until measured. Written
+  // to JSON only when true.
+  bool finish_reductions = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -433,6 +442,10 @@ bool one_input_slot_applies(const Schedule& s);
 bool staged_pairs_applies(const Schedule& s);
 /// Whether box_reads applies under `s`: staged_pairs.
 bool box_reads_applies(const Schedule& s);
+/// Whether finish_reductions can change the kernel of `plan` under `s`: a deferred reduction without
+/// online_softmax, stash_terms or finish_row_split, whose first-stage reductions (in the plan `s` runs) read
+/// only carried tiles and epilogue inputs.
+bool finish_reductions_apply(const FusionPlan& plan, const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).
 bool stash_in_slot_applies(const FusionPlan& plan, const Schedule& s);

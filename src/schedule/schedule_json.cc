@@ -109,6 +109,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"box_reads", &Schedule::box_reads},
       {"packed_rounding", &Schedule::packed_rounding, false, false, true},
       {"shared_pointers", &Schedule::shared_pointers, false, false, true},
+      {"finish_reductions", &Schedule::finish_reductions, true},
   };
   return kKnobs;
 }

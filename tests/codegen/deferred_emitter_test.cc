@@ -603,5 +603,42 @@ TEST(DeferredEmitter, AStashStoredFromTheSlotKeptInL2StoresItsBoxesWithTheEvictL
             plain.source);
 }
 
+TEST(DeferredEmitter, FinishReductionsReduceEachRowFromItsStashAndLeaveTheMainKernelNoPartials) {
+  const FusionPlan ln = plan_of("post_layernorm", 77, 72, 1000);
+  Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = s.vector_loads = true;
+  const KernelSource partials = emit_kernel(ln, s, kKey);
+  s.finish_reductions = true;
+  const KernelSource reduced = emit_kernel(ln, s, kKey);
+  // The main kernel computes and stashes its tiles as before, and neither sums nor writes row partials.
+  const std::string main_kernel = main_kernel_text(reduced);
+  EXPECT_TRUE(contains(main_kernel_text(partials), "red0_1[h] = fmaf(d, d, red0_1[h]);"));
+  EXPECT_FALSE(contains(main_kernel, "red0_1[h] = fmaf(d, d, red0_1[h]);"));
+  EXPECT_FALSE(contains(main_kernel, "parts"));
+  EXPECT_FALSE(contains(main_kernel, "__shfl_xor_sync"));
+  EXPECT_TRUE(contains(main_kernel, "pend_stash0"));
+  // The finish kernel walks the row's stash twice: its statistics, combined over the warp, then the norm.
+  const std::string finish = finish_kernel_text(reduced);
+  EXPECT_FALSE(contains(finish, "parts"));
+  const std::size_t first = finish.find("red0_1[h] = fmaf(d, d, red0_1[h]);");
+  const std::size_t combine = finish.find("float v = red0_0[h];");
+  const std::size_t last = finish.find("// ---- stage 1 ----");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(combine, std::string::npos);
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_LT(first, combine);
+  EXPECT_LT(combine, last);
+  EXPECT_TRUE(contains(finish, "v = v + __shfl_xor_sync(0xffffffffu, v, d);"));
+  // With the wide walk and streaming hints, only the second walk's stash loads stream (the first walk's
+  // lines are read again).
+  s.wide_finish = s.streaming_hints = true;
+  s.vector_loads = false;
+  const std::string wide = finish_kernel_text(emit_kernel(ln, s, kKey));
+  const std::string stash_group = "(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol])";
+  EXPECT_TRUE(contains(wide, "inb ? *" + stash_group));
+  EXPECT_TRUE(contains(wide, "inb ? __ldcs(" + stash_group));
+  EXPECT_LT(wide.find("inb ? *" + stash_group), wide.find("inb ? __ldcs(" + stash_group));
+}
+
 }  // namespace
 }  // namespace comfuse::codegen

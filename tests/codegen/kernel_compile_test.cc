@@ -537,6 +537,31 @@ TEST(KernelCompile, StashInSlot) {
   });
 }
 
+TEST(KernelCompile, FinishReductions) {
+  // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
+  // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares).
+  Schedule pairs = deferred_one_pass_layer_norm();
+  pairs.bf16_stash = false;
+  pairs.finish_reductions = true;
+  Schedule wide = deferred_one_slot();
+  wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
+  wide.warp_roles = WarpRoles::kCooperative;
+  wide.bm = 128;
+  wide.stages = 3;
+  wide.bf16_stash = wide.wide_finish = wide.streaming_hints = wide.finish_reductions = true;
+  wide.batched_reads = wide.deep_reads = false;
+  Schedule rms = deferred_one_pass_layer_norm();
+  rms.one_pass_variance = false;  // no variance
+  rms.finish_reductions = true;
+  compile_all({
+      {"post_layernorm odd, finish reductions over an f32 stash", workload("post_layernorm", kOdd),
+       std::nullopt, pairs},
+      {"post_layernorm odd, cooperative stash in the slot, wide finish reductions",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, wide},
+      {"post_rmsnorm, finish reductions", workload("post_rmsnorm", Shape{77, 40, 1000}), std::nullopt, rms},
+  });
+}
+
 TEST(KernelCompile, GlobalExchange) {
   // Row partials through global memory in groups of a cooperative launch: the suite's post-LN N = 1024
   // cluster form with four stages and only the residual staged, a cooperative group of 8 with a two-pass

@@ -444,6 +444,41 @@ TEST(ScheduleErrors, StreamingHints) {
             "bf16_stash=true or stash_terms=true (reduction=deferred, wide_finish=true, stash f32)");
 }
 
+TEST(ScheduleErrors, FinishReductions) {
+  auto reducing = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.finish_reductions = true;
+  };
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  EXPECT_EQ(legality_error(ln, reducing), "(no error)");
+  const std::string needs =
+      "schedule for 'mm': finish_reductions=true has the finish kernel reduce each row from the stash: it "
+      "needs reduction=deferred without online_softmax, stash_terms or finish_row_split, and first-stage "
+      "reductions that read only carried tiles and inputs ";
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             reducing(s);
+                             s.reduction = ReductionPlacement::kCta;
+                           }),
+            needs + "(reduction=cta, online_softmax=false, stash_terms=false, finish_row_split=false)");
+  const FusionPlan wide_ln = plan_of("post_layernorm", 256, 128, 4096);  // four warps a row need N >= 2048
+  EXPECT_EQ(legality_error(wide_ln,
+                           [&](Schedule& s) {
+                             reducing(s);
+                             s.finish_row_split = true;
+                           }),
+            needs + "(reduction=deferred, online_softmax=false, stash_terms=false, finish_row_split=true)");
+  // A softmax's maximum reads the GEMM's output, which its online form does not stash.
+  const FusionPlan softmax = plan_of("gemm_softmax", 256, 128, 512);
+  EXPECT_EQ(legality_error(softmax,
+                           [&](Schedule& s) {
+                             s.reduction = ReductionPlacement::kDeferred;
+                             s.carried = ValueHome::kL2Stash;
+                             s.online_softmax = s.finish_reductions = true;
+                           }),
+            needs + "(reduction=deferred, online_softmax=true, stash_terms=false, finish_row_split=false)");
+}
+
 TEST(ScheduleErrors, StashEvictLast) {
   auto deferred = [](Schedule& s) {
     defer_layer_norm(s);
