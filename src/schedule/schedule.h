@@ -236,10 +236,10 @@ struct Schedule {
   // stash it reads (a first walk along the row, then a warp combine), instead of combining partials the main
   // kernel's tiles wrote. The main kernel's element loop then only computes and stashes its tiles: no row
   // statistics, no tile-end combine, no partials. The finish kernel reads the stash twice (the second walk
-  // mostly from L1). Needs every first-stage reduction to read carried tiles and inputs alone (not the
-  // softmax's terms, whose tile maxima stash_terms takes), and a row a warp (no finish_row_split). Rounds
-  // where the stash does (the statistics come from the stashed values). Not searched until measured. Written
-  // to JSON only when true.
+  // expected to find most lines in L1; not yet measured). Needs every first-stage reduction to read carried
+  // tiles and inputs alone (not the softmax's terms, whose tile maxima stash_terms takes), and a row a warp
+  // (no finish_row_split). Rounds where the stash does (the statistics come from the stashed values). Not
+  // searched until measured. Written to JSON only when true.
   bool finish_reductions = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
