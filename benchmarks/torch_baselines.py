@@ -5,8 +5,9 @@ For every suite row this times PyTorch eager, torch.compile (default mode), torc
 (mode="max-autotune-no-cudagraphs"), SDPA for attention rows, and cuBLAS GEMM alone (torch.matmul(X, W.t()))
 for the single-GEMM rows. Each compiled program is timed twice: per call between CUDA events (which also counts
 the gaps between its kernels, and the host's launch time where the host falls behind the GPU), and as the sum of
-its kernels' durations in a profile (the CUDA profiler's activity records, as comfuse's own times are taken). Shapes, layouts and dtypes are comfuse's (src/te/workloads.cc): bf16 inputs, W [N, K]
-with mm = X·Wᵀ, epilogue math in f32, one bf16 output.
+its kernels' durations in a profile (the CUDA profiler's activity records, as comfuse's own times are taken).
+Shapes, layouts and dtypes are comfuse's (src/te/workloads.cc): bf16 inputs, W [N, K] with mm = X·Wᵀ, epilogue
+math in f32, one bf16 output.
 
 One numerical difference is deliberate: comfuse carries the f32 accumulator into the epilogue, while here each
 GEMM returns bf16 (accumulated in f32 by cuBLAS or Triton) and the epilogue upcasts it to f32. That is the form a
@@ -260,9 +261,14 @@ def make_timer():
             triton.__version__)
 
 
+def l2_flush_buffer():
+    """A 256 MB buffer whose zeroing clears L2 (the H200's is 60 MB) before a timed run."""
+    return torch.empty(64 * 2**20, dtype=torch.int32, device="cuda")
+
+
 def cuda_event_bench(fn, warmup_ms=50.0, rep_ms=200.0):
     """Median µs of fn() over CUDA-event-timed runs, each after clearing L2 with a 256 MB write."""
-    cache = torch.empty(64 * 2**20, dtype=torch.int32, device="cuda")
+    cache = l2_flush_buffer()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):
@@ -329,7 +335,7 @@ def profiled_kernels(work):
 
 def kernel_bench(fn, runs=KERNEL_RUNS, warmup=10):
     """Median over `runs` profiled calls of fn() of the sum of its kernels' durations (µs), L2 cleared first."""
-    cache = torch.empty(64 * 2**20, dtype=torch.int32, device="cuda")
+    cache = l2_flush_buffer()
     for _ in range(warmup):
         cache.zero_()
         fn()

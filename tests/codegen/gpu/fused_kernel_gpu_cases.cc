@@ -660,22 +660,13 @@ std::vector<Case> cases() {
   // The first-deferred cases, in both finish walks (tails in M, N and K), once more with the finish kernel
   // reducing its rows from the stash. (The tuned forms are checked as device_plan.sh's reduce step traces
   // them.)
-  add_variants(
-      result, result.size(), "finish_reductions_",
-      [](const schedule::FusionPlan& plan, const Schedule& s) {
-        Schedule t = s;
-        t.finish_reductions = true;
-        return s.deferred() && schedule::finish_reductions_apply(plan, s) && legal(plan, t);
-      },
-      [](Schedule& s) { s.finish_reductions = true; });
-  std::erase_if(result, [](const Case& c) {
-    if (c.label.rfind("finish_reductions_", 0) != 0) return false;
-    const std::string rest = c.label.substr(std::string("finish_reductions_").size());
-    for (const char* kept : {"deferred_", "wide_finish_deferred_"}) {
-      if (rest.rfind(kept, 0) == 0) return false;
-    }
-    return true;
-  });
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (c.label.rfind("deferred_", 0) != 0 && c.label.rfind("wide_finish_deferred_", 0) != 0) continue;
+    c.schedule.finish_reductions = true;
+    c.label = "finish_reductions_" + c.label;
+    if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+  }
   // The first cases (before any knob's variants), and the forms the tuned winners take at the odd shape (the
   // stash by TMA, over the slot or from the staging tile, and the terms by TMA), once more with 16-bit
   // roundings by the packed conversion.
