@@ -42,11 +42,15 @@
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 #   reduce    the finish kernel reducing its rows from the stash (Change 64): its GPU-test variants of the
 #             post-LN, RMSNorm and row-max workloads, then the trace A/B of four norm rows' winners with it (~6 min)
+#   rows      whole rows in one CTA (N = 1024: a 64-row block's eight 128-column tiles kept in its shared memory
+#             as bf16, reduced in the CTA, no cluster and no finish kernel): a search of the two post-LN N = 1024
+#             rows over those schedules (12 trials each), then the rows from LOG and from the search's records
+#             alone, each beside cuBLAS, in the same call (~4 min; any card)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -187,6 +191,19 @@ case $step in
     norm_rows+=(post_layernorm_M8192_K1024_N4096 post_rmsnorm_M8192_K4096_N4096)
     run benchmarks/trace_rows.sh --set finish_reductions=true --no-gpu-test "$out/traces" "$log" "${norm_rows[@]}"
     ;;
+  rows)
+    rows=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 12 --only "$rows" \
+      --fix reduction=cta,carried=shared,bf16_stash=true >"$out/tune.txt" 2>&1
+    for from in log search; do
+      from_log=$log
+      [[ $from == log ]] || from_log=$out/tune/h200.jsonl
+      run ./build/benchmarks/bench_suite "$out/bench-$from.json" --repeats 50 --only "$rows" --log "$from_log" \
+        >"$out/bench-$from.txt" 2>&1
+      echo "from $from:"
+      tail -3 "$out/bench-$from.txt"
+    done
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -194,7 +211,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed or reduce" >&2
+      "epilogue, refined, owed, reduce or rows" >&2
     exit 2
     ;;
 esac
