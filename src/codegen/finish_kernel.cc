@@ -47,9 +47,11 @@ void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const
   out.line("(void)row_writer;");
   if (s.finish_reductions) {
     // The first walk along the row, for its statistics, reads lines the second reads again: no streaming
-    // hint on its loads.
+    // hint on its loads. It loads each element as it goes, never in chunks: with batched reads as well, its
+    // stash values would have no pairs declared for them.
     schedule::Schedule first_walk = finish;
     first_walk.streaming_hints = false;
+    first_walk.batched_reads = first_walk.deep_reads = false;
     const EpilogueEmitter statistics(plan, first_walk, param_names, EpilogueEmitter::Walk::kRow);
     rows.finish_row(out, &statistics);
   } else {

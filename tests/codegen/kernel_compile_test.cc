@@ -539,10 +539,15 @@ TEST(KernelCompile, StashInSlot) {
 
 TEST(KernelCompile, FinishReductions) {
   // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
-  // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares).
+  // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares); and
+  // pairs with batched reads, whose first walk loads each pair as it goes (its stash pairs went undeclared
+  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06).
   Schedule pairs = deferred_one_pass_layer_norm();
   pairs.bf16_stash = false;
   pairs.finish_reductions = true;
+  Schedule batched = pairs;
+  batched.bn = 80;
+  batched.vector_loads = batched.batched_reads = true;
   Schedule wide = deferred_one_slot();
   wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
   wide.warp_roles = WarpRoles::kCooperative;
@@ -559,6 +564,8 @@ TEST(KernelCompile, FinishReductions) {
       {"post_layernorm odd, cooperative stash in the slot, wide finish reductions",
        workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, wide},
       {"post_rmsnorm, finish reductions", workload("post_rmsnorm", Shape{77, 40, 1000}), std::nullopt, rms},
+      {"post_layernorm, finish reductions over pairs with batched reads",
+       workload("post_layernorm", Shape{77, 40, 1000}), std::nullopt, batched},
   });
 }
 
