@@ -100,7 +100,7 @@ void EpilogueEmitter::row_statistics(CodeStream& out) const {
   out.open("");
   if (wide_rows()) declare_wide(out, 1, {});
   declare_pair_loads(out, 1);
-  out.open("for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
+  open_row_steps(out, "for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < " + elements() + "; ++i)");
   declare_coordinates(out, false);
@@ -128,6 +128,14 @@ void EpilogueEmitter::finish_row(CodeStream& out, const EpilogueEmitter* statist
   declare_state(out);
   if (statistics != nullptr) {
     statistics->begin_stage(out, 0);
+    if (row_stash_ == RowStash::kKept) {
+      for (std::size_t c : rereads(1)) {
+        out.line(
+            "uint4 row_stash" + std::to_string(c) +
+            "[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 8)];  // the row's stash "
+            "as the first walk loaded it, for the second");
+      }
+    }
     statistics->row_statistics(out);
     out.line("// The lanes' partials combined over the warp; every lane takes lane 0's result, so that the");
     out.line("// whole row uses the same bits.");
@@ -206,9 +214,9 @@ void EpilogueEmitter::finish_row(CodeStream& out, const EpilogueEmitter* statist
     out.line("__syncwarp();");
   }
   begin_stage(out, 1);
-  out.open(schedule_.finish_row_split
-               ? "for (int n0 = part * (ROW_ELEMS / 2 * 64); n0 < N; n0 += ROW_SPLIT * (ROW_ELEMS / 2 * 64))"
-               : "for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
+  open_row_steps(out, schedule_.finish_row_split ? "for (int n0 = part * (ROW_ELEMS / 2 * 64); n0 < N; n0 += "
+                                                   "ROW_SPLIT * (ROW_ELEMS / 2 * 64))"
+                                                 : "for (int n0 = 0; n0 < N; n0 += ROW_ELEMS / 2 * 64)");
   element_loop(out, 1);
   out.close();
 }

@@ -39,6 +39,11 @@ class EpilogueEmitter {
   void element_loop(CodeStream& out, int stage) const;
   /// Marks the phase trace's kExchangeSent before a cluster exchange's wait (`trace` outlives the emitter).
   void set_trace(const PhaseTrace* trace) { trace_ = trace; }
+  /// Where the finish kernel's wide walk takes its row's stash groups from: loaded; loaded and kept in
+  /// `row_stash<c>[]` (the first walk of a row kept in registers, schedule::finish_row_in_registers); or
+  /// taken from there (that row's second walk, which finish_row declares them for).
+  enum class RowStash : std::uint8_t { kLoad, kLoadAndKeep, kKept };
+  void set_row_stash(RowStash source) { row_stash_ = source; }
   /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
   void end_stage(CodeStream& out, int stage) const;
   /// Floats of row partials ending any one stage (sizes the cluster exchange buffer): one per reduction,
@@ -125,6 +130,10 @@ class EpilogueEmitter {
   static std::string wide_read(const std::string& name);    // element i of the group loaded for `name`
   void declare_wide(CodeStream& out, int stage, const std::vector<Store>& stores) const;
   void emit_wide_loads(CodeStream& out, int stage, bool interior) const;
+  /// With a row kept in registers: the loop over a row's steps, unrolled so that every kept group's index
+  /// is a constant (the array then stays in registers).
+  void open_row_steps(CodeStream& out, const std::string& loop) const;
+  static std::string kept_group(std::size_t c);  // carried tile c's group of element i in the kept row
   void wide_store(CodeStream& out, const Store& st) const;
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.
@@ -195,6 +204,7 @@ class EpilogueEmitter {
   StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
   Walk walk_;
   const PhaseTrace* trace_ = nullptr;  // the phase trace's kExchangeSent marks, or none
+  RowStash row_stash_ = RowStash::kLoad;
 };
 
 }  // namespace comfuse::codegen

@@ -17,7 +17,9 @@ void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const
                         const std::string& name, const std::string& parameters,
                         const std::map<const te::TensorNode*, std::string>& param_names) {
   const schedule::Schedule finish = finish_schedule(s);  // outlives `rows`, which keeps a reference
-  const EpilogueEmitter rows(plan, finish, param_names, EpilogueEmitter::Walk::kRow);
+  EpilogueEmitter rows(plan, finish, param_names, EpilogueEmitter::Walk::kRow);
+  const bool kept = schedule::finish_row_in_registers(plan, s);
+  if (kept) rows.set_row_stash(EpilogueEmitter::RowStash::kKept);
   out.line();
   out.line(s.finish_row_split ? "// The deferred reduction's finish kernel: ROW_SPLIT warps a row."
                               : "// The deferred reduction's finish kernel: one warp a row.");
@@ -46,13 +48,14 @@ void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const
            ";  // writes row-value outputs");
   out.line("(void)row_writer;");
   if (s.finish_reductions) {
-    // The first walk along the row, for its statistics, reads lines the second reads again: no streaming
-    // hint on its loads. It loads each element as it goes, never in chunks: with batched reads as well, its
-    // stash values would have no pairs declared for them.
+    // The first walk along the row, for its statistics, reads lines the second reads again (unless it keeps
+    // them in registers): no streaming hint on its loads. It loads each element as it goes, never in chunks:
+    // with batched reads as well, its stash values would have no pairs declared for them.
     schedule::Schedule first_walk = finish;
-    first_walk.streaming_hints = false;
+    first_walk.streaming_hints = first_walk.streaming_hints && kept;
     first_walk.batched_reads = first_walk.deep_reads = false;
-    const EpilogueEmitter statistics(plan, first_walk, param_names, EpilogueEmitter::Walk::kRow);
+    EpilogueEmitter statistics(plan, first_walk, param_names, EpilogueEmitter::Walk::kRow);
+    if (kept) statistics.set_row_stash(EpilogueEmitter::RowStash::kLoadAndKeep);
     rows.finish_row(out, &statistics);
   } else {
     out.line("const float* const parts = (const float*)((const unsigned char*)stash + PARTS_BYTE);");

@@ -21,10 +21,26 @@ std::string load16(const std::string& type, const std::string& address, bool str
   return streaming ? "__ldcs(" + pointer + ")" : "*" + pointer;
 }
 
+// Unpacks a 16-byte group of eight 16-bit elements of `dtype` (`raw`, a uint4 expression) into float
+// `array`[8]; `keep`, where not empty, is an lvalue the raw group is also kept in.
+void unpack_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& raw,
+                  const std::string& keep) {
+  COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
+  out.line("const uint4 raw = " + raw + ";");
+  if (!keep.empty()) out.line(keep + " = raw;");
+  out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
+  out.line("#pragma unroll");
+  out.open("for (int w = 0; w < 4; ++w)");
+  out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
+  out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
+  out.close();
+}
+
 // Loads the eight elements of `dtype` at `address` (a pointer expression to the group's first) into float
-// `array`[8], zeros where `guard` fails (no test when it is empty); `streaming`: with load16's hint.
+// `array`[8], zeros where `guard` fails (no test when it is empty); `streaming`: with load16's hint; `keep`:
+// as unpack_group's (16-bit only).
 void load_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& address,
-                const std::string& guard, bool streaming = false) {
+                const std::string& guard, bool streaming = false, const std::string& keep = "") {
   out.open("");
   auto guarded = [&](const std::string& load, const std::string& zero) {
     return guard.empty() ? load : guard + " ? " + load + " : " + zero;
@@ -39,16 +55,10 @@ void load_group(CodeStream& out, const std::string& array, te::DType dtype, cons
              "[3] = lo.w;");
     out.line(array + "[4] = hi.x, " + array + "[5] = hi.y, " + array + "[6] = hi.z, " + array +
              "[7] = hi.w;");
+    COMFUSE_CHECK(keep.empty(), "only 16-bit groups are kept");
   } else {
-    COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
-    out.line("const uint4 raw = " +
-             guarded(load16("uint4", address, streaming), "make_uint4(0u, 0u, 0u, 0u)") + ";");
-    out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
-    out.line("#pragma unroll");
-    out.open("for (int w = 0; w < 4; ++w)");
-    out.line(array + "[2 * w] = " + widen(dtype, "(u16)(words[w] & 0xffffu)") + ";");
-    out.line(array + "[2 * w + 1] = " + widen(dtype, "(u16)(words[w] >> 16)") + ";");
-    out.close();
+    unpack_group(out, array, dtype,
+                 guarded(load16("uint4", address, streaming), "make_uint4(0u, 0u, 0u, 0u)"), keep);
   }
   out.close();
 }
@@ -96,10 +106,27 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
   }
   for (std::size_t c : rereads(stage)) {
     const std::string name = std::to_string(c);
-    load_group(out, wide_array("stash" + name), schedule::stash_dtype(schedule_),
-               "&stash[" + stash_index(name) + "]", guard, schedule_.streaming_hints);
+    const std::string array = wide_array("stash" + name);
+    const te::DType dtype = schedule::stash_dtype(schedule_);
+    if (row_stash_ == RowStash::kKept) {
+      out.open("");
+      unpack_group(out, array, dtype, kept_group(c), "");
+      out.close();
+      continue;
+    }
+    load_group(out, array, dtype, "&stash[" + stash_index(name) + "]", guard, schedule_.streaming_hints,
+               row_stash_ == RowStash::kLoadAndKeep ? kept_group(c) : "");
   }
   out.close();
+}
+
+void EpilogueEmitter::open_row_steps(CodeStream& out, const std::string& loop) const {
+  if (row_stash_ != RowStash::kLoad) out.line("#pragma unroll  // the kept groups' indices are constants");
+  out.open(loop);
+}
+
+std::string EpilogueEmitter::kept_group(std::size_t c) {
+  return "row_stash" + std::to_string(c) + "[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 8) + (i >> 3)]";
 }
 
 // Each element into the group's buffer; at the last, the eight leave as one word (two of f32): plain

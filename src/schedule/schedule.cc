@@ -393,6 +393,12 @@ bool streaming_hints_apply(const Schedule& s) {
   return s.wide_finish && te::dtype_bytes(stash_dtype(s)) == 2;
 }
 
+bool finish_row_in_registers(const FusionPlan& plan, const Schedule& s) {
+  if (!s.finish_reductions || !s.wide_finish || stash_dtype(s) != te::DType::bf16) return false;
+  const std::int64_t groups = ceil_div(plan.anchor.n, kFinishStepColumns) * (kFinishRowElements / 8);
+  return groups * static_cast<std::int64_t>(plan.carried_tiles.size()) <= kFinishKeptGroups;
+}
+
 bool finish_reductions_apply(const FusionPlan& plan, const Schedule& s) {
   if (!s.deferred() || s.online_softmax || s.stash_terms || s.finish_row_split) return false;
   return with_effective_plan(plan, s, [](const FusionPlan& effective) {

@@ -629,15 +629,51 @@ TEST(DeferredEmitter, FinishReductionsReduceEachRowFromItsStashAndLeaveTheMainKe
   EXPECT_LT(first, combine);
   EXPECT_LT(combine, last);
   EXPECT_TRUE(contains(finish, "v = v + __shfl_xor_sync(0xffffffffu, v, d);"));
-  // With the wide walk and streaming hints, only the second walk's stash loads stream (the first walk's
-  // lines are read again).
-  s.wide_finish = s.streaming_hints = true;
-  s.vector_loads = false;
-  const std::string wide = finish_kernel_text(emit_kernel(ln, s, kKey));
+}
+
+TEST(DeferredEmitter, FinishReductionsKeepARowThatFitsInRegistersBetweenTheWalks) {
+  Schedule s = deferred_ping_pong();
+  s.one_pass_variance = s.bf16_stash = s.finish_reductions = s.wide_finish = s.streaming_hints = true;
+  s.interior_tiles = true;  // the second walk's steps inside the row and its tail, each a loop
   const std::string stash_group = "(const uint4*)(&stash[((size_t)0 * M + grow) * N + gcol])";
-  EXPECT_TRUE(contains(wide, "inb ? *" + stash_group));
-  EXPECT_TRUE(contains(wide, "inb ? __ldcs(" + stash_group));
-  EXPECT_LT(wide.find("inb ? *" + stash_group), wide.find("inb ? __ldcs(" + stash_group));
+  const std::string kept = "row_stash0[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 8) + (i >> 3)]";
+  // N = 4096 is 16 groups of eight a lane (8 steps of 512 columns, two groups each): kept. The first walk
+  // loads the stash once, streaming, and keeps each group; the second takes the groups and loads none.
+  const FusionPlan fits = plan_of("post_layernorm", 77, 72, 4096);
+  ASSERT_TRUE(schedule::finish_row_in_registers(fits, s));
+  const std::string walks = finish_kernel_text(emit_kernel(fits, s, kKey));
+  EXPECT_EQ(source_text::count(walks,
+                               "uint4 row_stash0[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * "
+                               "(ROW_ELEMS / 8)];"),
+            1);
+  EXPECT_EQ(source_text::count(walks, "inb ? __ldcs(" + stash_group), 1);
+  EXPECT_FALSE(contains(walks, "inb ? *" + stash_group));
+  EXPECT_EQ(source_text::count(walks, "  " + kept + " = raw;"), 1);
+  EXPECT_EQ(source_text::count(walks, "const uint4 raw = " + kept + ";"), 2);  // interior and tail steps
+  EXPECT_EQ(source_text::count(walks, "#pragma unroll  // the kept groups' indices are constants"), 2);
+  const std::size_t last = walks.find("// ---- stage 1 ----");
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_LT(walks.find(kept + " = raw;"), last);
+  EXPECT_GT(walks.find("const uint4 raw = " + kept + ";"), last);
+  // One step more (N = 4104, 18 groups) and the second walk loads the row again, with the streaming hint on
+  // its loads alone (the first walk's lines are read again).
+  const FusionPlan longer = plan_of("post_layernorm", 77, 72, 4104);
+  ASSERT_FALSE(schedule::finish_row_in_registers(longer, s));
+  const std::string twice = finish_kernel_text(emit_kernel(longer, s, kKey));
+  EXPECT_FALSE(contains(twice, "row_stash0"));
+  EXPECT_FALSE(contains(twice, "#pragma unroll  // the kept groups' indices are constants"));
+  EXPECT_TRUE(contains(twice, "inb ? *" + stash_group));
+  EXPECT_TRUE(contains(twice, "inb ? __ldcs(" + stash_group));
+  EXPECT_LT(twice.find("inb ? *" + stash_group), twice.find("inb ? __ldcs(" + stash_group));
+  // An f32 stash is not kept (its group is two words), nor is a row without the wide walk.
+  Schedule f32 = s;
+  f32.bf16_stash = f32.streaming_hints = false;
+  EXPECT_FALSE(schedule::finish_row_in_registers(fits, f32));
+  Schedule pairs = s;
+  pairs.wide_finish = pairs.streaming_hints = false;
+  pairs.vector_loads = true;
+  EXPECT_FALSE(schedule::finish_row_in_registers(fits, pairs));
+  EXPECT_FALSE(contains(finish_kernel_text(emit_kernel(fits, pairs, kKey)), "row_stash0"));
 }
 
 }  // namespace

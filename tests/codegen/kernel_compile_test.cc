@@ -541,7 +541,8 @@ TEST(KernelCompile, FinishReductions) {
   // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
   // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares); and
   // pairs with batched reads, whose first walk loads each pair as it goes (its stash pairs went undeclared
-  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06).
+  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06); and the wide walk over the
+  // longest row kept in registers (16 groups a lane).
   Schedule pairs = deferred_one_pass_layer_norm();
   pairs.bf16_stash = false;
   pairs.finish_reductions = true;
@@ -566,6 +567,8 @@ TEST(KernelCompile, FinishReductions) {
       {"post_rmsnorm, finish reductions", workload("post_rmsnorm", Shape{77, 40, 1000}), std::nullopt, rms},
       {"post_layernorm, finish reductions over pairs with batched reads",
        workload("post_layernorm", Shape{77, 40, 1000}), std::nullopt, batched},
+      {"post_layernorm N = 4096, wide finish reductions, the row kept in registers",
+       workload("post_layernorm", Shape{77, 72, 4096}), std::nullopt, wide},
   });
 }
 
