@@ -42,6 +42,10 @@
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 #   reduce    the finish kernel reducing its rows from the stash (Change 64): its GPU-test variants of the
 #             post-LN, RMSNorm and row-max workloads, then the trace A/B of four norm rows' winners with it (~6 min)
+#   finish_ab the finish kernel reducing rows it keeps in registers (Changes 64 and 66), now searched: an A/B
+#             of each post-LN row's winner (all four finish wide over a bf16 stash) with finish_reductions,
+#             then those rows from LOG with its records appended (OUTDIR/finish_ab/merged.jsonl), beside
+#             cuBLAS (~3 min; on an H200, whose records the log holds)
 #   rows      whole rows in one CTA (N = 1024: a 64-row block's eight 128-column tiles kept in its shared memory
 #             as bf16, reduced in the CTA, no cluster and no finish kernel): a search of the two post-LN N = 1024
 #             rows over those schedules (12 trials each), then the rows from LOG and from the search's records
@@ -50,7 +54,7 @@
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
-  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows
+  steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -205,6 +209,16 @@ case $step in
       tail -3 "$out/bench-$from.txt"
     done
     ;;
+  finish_ab)
+    post_ln=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
+    post_ln+=,post_layernorm_M8192_K1024_N4096,post_layernorm_M8192_K4096_N4096
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 2 --only "$post_ln" --ab finish_reductions \
+      --ab-log "$log" >"$out/tune.txt" 2>&1
+    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$post_ln" --log "$out/merged.jsonl" \
+      >"$out/bench.txt" 2>&1
+    tail -5 "$out/bench.txt"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -212,7 +226,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce or rows" >&2
+      "epilogue, refined, owed, reduce, rows or finish_ab" >&2
     exit 2
     ;;
 esac

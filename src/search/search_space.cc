@@ -199,8 +199,13 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
-  // Not searched until measured: the finish kernel reducing its rows itself (benchmarks/NOTES.md, Change 64).
-  s.finish_reductions = false;
+  // The finish kernel reducing its rows itself: searched where it keeps each row in registers (H100: the
+  // post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%);
+  // benchmarks/NOTES.md, Changes 64 and 66. (After wide_finish and bf16_stash, which it depends on.)
+  if (s.finish_reductions &&
+      !(schedule::finish_reductions_apply(plan, s) && schedule::finish_row_in_registers(plan, s))) {
+    s.finish_reductions = false;
+  }
   // Refinements, on in every schedule (the same bits by fewer instructions; faster or the same wherever
   // measured: H100, the GEMM K1024 N1024's element loop 1.72 -> 1.19 us a tile with the packed roundings and
   // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,

@@ -283,6 +283,40 @@ TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkOverA16BitStash) {
   // (The space's share: TheFinishKernelsRowOrderAndStreamingHintsAreSearchedWithTheWideWalk, one pass.)
 }
 
+TEST(SearchSpace, TheFinishKernelReducesItsRowsInTheSearchOnlyWhereItKeepsThem) {
+  // Kept in registers (the wide walk over a bf16 stash, N <= 4096): searched. Loaded twice (an f32 stash,
+  // the pairs walk, a longer row): legal and not searched (Changes 64 and 66).
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  const schedule::FusionPlan longer = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 4104}});
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = s.bf16_stash = s.wide_finish = s.finish_reductions = true;
+  EXPECT_TRUE(canonical(ln, s).finish_reductions);
+  ASSERT_NO_THROW(schedule::check_legal(longer, s, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(longer, s).finish_reductions);
+  schedule::Schedule pairs = s;
+  pairs.wide_finish = false;
+  ASSERT_NO_THROW(schedule::check_legal(ln, pairs, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(ln, pairs).finish_reductions);
+  schedule::Schedule f32 = s;
+  f32.bf16_stash = false;
+  EXPECT_FALSE(canonical(ln, f32).finish_reductions);
+  // The space holds each kept schedule with the knob and without.
+  std::size_t with = 0, without = 0;
+  for (const schedule::Schedule& each : schedule_space(ln, schedule::TargetLimits{})) {
+    schedule::Schedule on = each;
+    on.finish_reductions = true;
+    if (!schedule::finish_reductions_apply(ln, on) || !schedule::finish_row_in_registers(ln, on)) {
+      EXPECT_FALSE(each.finish_reductions);
+      continue;
+    }
+    (each.finish_reductions ? with : without) += 1;
+  }
+  EXPECT_GT(with, 0u);
+  EXPECT_EQ(with, without);
+}
+
 TEST(SearchSpace, InputsStagedByTmaAreNotAlsoPrefetched) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule s;
