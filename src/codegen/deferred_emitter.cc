@@ -129,11 +129,12 @@ void EpilogueEmitter::finish_row(CodeStream& out, const EpilogueEmitter* statist
   if (statistics != nullptr) {
     statistics->begin_stage(out, 0);
     if (row_stash_ == RowStash::kKept) {
+      // A lane's 16-byte groups (wide) or column pairs of each step.
+      const std::string per_step = wide_rows() ? "(ROW_ELEMS / 8)" : "(ROW_ELEMS / 2)";
       for (std::size_t c : rereads(1)) {
-        out.line(
-            "uint4 row_stash" + std::to_string(c) +
-            "[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 8)];  // the row's stash "
-            "as the first walk loaded it, for the second");
+        out.line(std::string(wide_rows() ? "uint4" : "u32") + " row_stash" + std::to_string(c) +
+                 "[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * " + per_step +
+                 "];  // the row's stash as the first walk loaded it, for the second");
       }
     }
     statistics->row_statistics(out);

@@ -39,9 +39,9 @@ class EpilogueEmitter {
   void element_loop(CodeStream& out, int stage) const;
   /// Marks the phase trace's kExchangeSent before a cluster exchange's wait (`trace` outlives the emitter).
   void set_trace(const PhaseTrace* trace) { trace_ = trace; }
-  /// Where the finish kernel's wide walk takes its row's stash groups from: loaded; loaded and kept in
-  /// `row_stash<c>[]` (the first walk of a row kept in registers, schedule::finish_row_in_registers); or
-  /// taken from there (that row's second walk, which finish_row declares them for).
+  /// Where the finish kernel's walk takes its row's stash groups (wide) or pairs from: loaded; loaded and
+  /// kept in `row_stash<c>[]` (the first walk of a row kept in registers, schedule::finish_row_in_registers);
+  /// or taken from there (that row's second walk, which finish_row declares them for).
   enum class RowStash : std::uint8_t { kLoad, kLoadAndKeep, kKept };
   void set_row_stash(RowStash source) { row_stash_ = source; }
   /// End of stage s: combines its reductions over whole rows and writes row-value outputs.
@@ -134,6 +134,7 @@ class EpilogueEmitter {
   /// is a constant (the array then stays in registers).
   void open_row_steps(CodeStream& out, const std::string& loop) const;
   static std::string kept_group(std::size_t c);  // carried tile c's group of element i in the kept row
+  static std::string kept_pair(std::size_t c);   // its pair of element i (the pairs walk)
   void wide_store(CodeStream& out, const Store& st) const;
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.

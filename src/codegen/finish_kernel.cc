@@ -16,9 +16,10 @@ schedule::Schedule finish_schedule(const schedule::Schedule& s) {
 void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const schedule::Schedule& s,
                         const std::string& name, const std::string& parameters,
                         const std::map<const te::TensorNode*, std::string>& param_names) {
-  const schedule::Schedule finish = finish_schedule(s);  // outlives `rows`, which keeps a reference
-  EpilogueEmitter rows(plan, finish, param_names, EpilogueEmitter::Walk::kRow);
   const bool kept = schedule::finish_row_in_registers(plan, s);
+  schedule::Schedule finish = finish_schedule(s);              // outlives `rows`, which keeps a reference
+  if (kept) finish.batched_reads = finish.deep_reads = false;  // the second walk loads no stash to batch
+  EpilogueEmitter rows(plan, finish, param_names, EpilogueEmitter::Walk::kRow);
   if (kept) rows.set_row_stash(EpilogueEmitter::RowStash::kKept);
   out.line();
   out.line(s.finish_row_split ? "// The deferred reduction's finish kernel: ROW_SPLIT warps a row."

@@ -394,9 +394,13 @@ bool streaming_hints_apply(const Schedule& s) {
 }
 
 bool finish_row_in_registers(const FusionPlan& plan, const Schedule& s) {
-  if (!s.finish_reductions || !s.wide_finish || stash_dtype(s) != te::DType::bf16) return false;
-  const std::int64_t groups = ceil_div(plan.anchor.n, kFinishStepColumns) * (kFinishRowElements / 8);
-  return groups * static_cast<std::int64_t>(plan.carried_tiles.size()) <= kFinishKeptGroups;
+  if (!s.finish_reductions || stash_dtype(s) != te::DType::bf16) return false;
+  // A lane's registers a step: two 16-byte groups of eight (wide), or eight pairs of two bf16 (pairs).
+  if (!s.wide_finish && !(s.vector_loads && plan.anchor.n % 2 == 0)) return false;
+  const std::int64_t per_step = s.wide_finish ? kFinishRowElements / 8 * 4 : kFinishRowElements / 2;
+  return ceil_div(plan.anchor.n, kFinishStepColumns) * per_step *
+             static_cast<std::int64_t>(plan.carried_tiles.size()) <=
+         kFinishKeptRegisters;
 }
 
 bool finish_reductions_apply(const FusionPlan& plan, const Schedule& s) {

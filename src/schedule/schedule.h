@@ -235,8 +235,8 @@ struct Schedule {
   // With a deferred reduction: the finish kernel computes the row's first-stage reductions itself, from the
   // stash it reads (a first walk along the row, then a warp combine), instead of combining partials the main
   // kernel's tiles wrote. The main kernel's element loop then only computes and stashes its tiles: no row
-  // statistics, no tile-end combine, no partials. With the wide finish over a bf16 stash and rows of at most
-  // kFinishKeptGroups groups a lane, the first walk keeps the row's stash in registers for the second
+  // statistics, no tile-end combine, no partials. Over a bf16 stash read in groups or pairs, and rows of at
+  // most kFinishKeptRegisters a lane, the first walk keeps the row's stash in registers for the second
   // (finish_row_in_registers); otherwise the second loads it again (on the H100 that grew the finish kernel
   // of N = 4096 by 45%: benchmarks/NOTES.md, Change 64). Needs every first-stage reduction to read carried
   // tiles and inputs alone (not the softmax's terms, whose tile maxima stash_terms takes), and a row a warp
@@ -448,12 +448,13 @@ bool box_reads_applies(const Schedule& s);
 /// online_softmax, stash_terms or finish_row_split, whose first-stage reductions (in the plan `s` runs) read
 /// only carried tiles and epilogue inputs.
 bool finish_reductions_apply(const FusionPlan& plan, const Schedule& s);
-/// With finish_reductions, the most 16-byte groups of a row's stash a lane of the finish kernel keeps in
-/// registers between its two walks (64 registers: N = 4096 over a bf16 stash).
-inline constexpr int kFinishKeptGroups = 16;
+/// With finish_reductions, the most registers a lane of the finish kernel keeps its rows' stash in between
+/// its two walks (N = 4096 over a bf16 stash: 16 groups of eight in the wide walk, 64 column pairs in the
+/// pairs walk).
+inline constexpr int kFinishKeptRegisters = 64;
 /// Whether the finish kernel keeps each row's stash in registers between its two walks: finish_reductions
-/// with wide_finish over a bf16 stash, and a lane's groups of every carried tile's row at most
-/// kFinishKeptGroups.
+/// over a bf16 stash read a 16-byte group (wide_finish) or a column pair (vector_loads, N even) at a time,
+/// every carried tile's row in at most kFinishKeptRegisters a lane.
 bool finish_row_in_registers(const FusionPlan& plan, const Schedule& s);
 /// Whether stash_in_slot applies under `s` to `plan` (the effective plan): a deferred reduction with
 /// tma_store and a staged 16-bit input tile to write the stash over (in_place_store_input).

@@ -665,15 +665,31 @@ TEST(DeferredEmitter, FinishReductionsKeepARowThatFitsInRegistersBetweenTheWalks
   EXPECT_TRUE(contains(twice, "inb ? *" + stash_group));
   EXPECT_TRUE(contains(twice, "inb ? __ldcs(" + stash_group));
   EXPECT_LT(twice.find("inb ? *" + stash_group), twice.find("inb ? __ldcs(" + stash_group));
-  // An f32 stash is not kept (its group is two words), nor is a row without the wide walk.
+  // An f32 stash is not kept (its groups and pairs are twice the registers).
   Schedule f32 = s;
   f32.bf16_stash = f32.streaming_hints = false;
   EXPECT_FALSE(schedule::finish_row_in_registers(fits, f32));
+  // The pairs walk keeps a pair a lane per two columns of a step (N = 4096: 64), with batched reads off in
+  // both walks (the second loads nothing to batch); without pairs (vector_loads off) nothing is kept.
   Schedule pairs = s;
   pairs.wide_finish = pairs.streaming_hints = false;
-  pairs.vector_loads = true;
-  EXPECT_FALSE(schedule::finish_row_in_registers(fits, pairs));
-  EXPECT_FALSE(contains(finish_kernel_text(emit_kernel(fits, pairs, kKey)), "row_stash0"));
+  pairs.vector_loads = pairs.batched_reads = pairs.deep_reads = true;
+  ASSERT_TRUE(schedule::finish_row_in_registers(fits, pairs));
+  const std::string kept_pairs = finish_kernel_text(emit_kernel(fits, pairs, kKey));
+  const std::string pair = "row_stash0[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 2) + (i >> 1)]";
+  EXPECT_EQ(source_text::count(kept_pairs,
+                               "u32 row_stash0[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * "
+                               "(ROW_ELEMS / 2)];"),
+            1);
+  EXPECT_EQ(source_text::count(kept_pairs, "lp_stash0 = inb ? *(const u32*)&stash["), 1);
+  EXPECT_EQ(source_text::count(kept_pairs, pair + " = lp_stash0;"), 1);
+  EXPECT_EQ(source_text::count(kept_pairs, "lp_stash0 = " + pair + ";"), 2);
+  EXPECT_FALSE(contains(kept_pairs, "pre0["));
+  EXPECT_FALSE(schedule::finish_row_in_registers(longer, pairs));
+  Schedule single = pairs;
+  single.vector_loads = false;
+  EXPECT_FALSE(schedule::finish_row_in_registers(fits, single));
+  EXPECT_FALSE(contains(finish_kernel_text(emit_kernel(fits, single, kKey)), "row_stash0"));
 }
 
 }  // namespace

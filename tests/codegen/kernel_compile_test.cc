@@ -541,8 +541,8 @@ TEST(KernelCompile, FinishReductions) {
   // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
   // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares); and
   // pairs with batched reads, whose first walk loads each pair as it goes (its stash pairs went undeclared
-  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06); and the wide walk over the
-  // longest row kept in registers (16 groups a lane).
+  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06); and the wide and pairs walks
+  // over the longest rows kept in registers (16 groups or 64 pairs a lane).
   Schedule pairs = deferred_one_pass_layer_norm();
   pairs.bf16_stash = false;
   pairs.finish_reductions = true;
@@ -559,6 +559,8 @@ TEST(KernelCompile, FinishReductions) {
   Schedule rms = deferred_one_pass_layer_norm();
   rms.one_pass_variance = false;  // no variance
   rms.finish_reductions = true;
+  Schedule kept_pairs = rms;
+  kept_pairs.vector_loads = kept_pairs.batched_reads = kept_pairs.deep_reads = true;
   compile_all({
       {"post_layernorm odd, finish reductions over an f32 stash", workload("post_layernorm", kOdd),
        std::nullopt, pairs},
@@ -569,6 +571,8 @@ TEST(KernelCompile, FinishReductions) {
        workload("post_layernorm", Shape{77, 40, 1000}), std::nullopt, batched},
       {"post_layernorm N = 4096, wide finish reductions, the row kept in registers",
        workload("post_layernorm", Shape{77, 72, 4096}), std::nullopt, wide},
+      {"post_rmsnorm N = 4096, finish reductions over pairs, the row kept in registers",
+       workload("post_rmsnorm", Shape{77, 72, 4096}), std::nullopt, kept_pairs},
   });
 }
 

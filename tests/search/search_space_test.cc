@@ -284,8 +284,8 @@ TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkOverA16BitStash) {
 }
 
 TEST(SearchSpace, TheFinishKernelReducesItsRowsInTheSearchOnlyWhereItKeepsThem) {
-  // Kept in registers (the wide walk over a bf16 stash, N <= 4096): searched. Loaded twice (an f32 stash,
-  // the pairs walk, a longer row): legal and not searched (Changes 64 and 66).
+  // Kept in registers (a bf16 stash read in groups or pairs, N <= 4096): searched. Loaded twice (an f32
+  // stash, elements loaded one by one, a longer row): legal and not searched (Changes 64 and 66).
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   const schedule::FusionPlan longer = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 4104}});
   schedule::Schedule s;
@@ -297,8 +297,12 @@ TEST(SearchSpace, TheFinishKernelReducesItsRowsInTheSearchOnlyWhereItKeepsThem) 
   EXPECT_FALSE(canonical(longer, s).finish_reductions);
   schedule::Schedule pairs = s;
   pairs.wide_finish = false;
-  ASSERT_NO_THROW(schedule::check_legal(ln, pairs, schedule::TargetLimits{}));
-  EXPECT_FALSE(canonical(ln, pairs).finish_reductions);
+  pairs.vector_loads = true;
+  EXPECT_TRUE(canonical(ln, pairs).finish_reductions);
+  schedule::Schedule single = pairs;
+  single.vector_loads = false;
+  ASSERT_NO_THROW(schedule::check_legal(ln, single, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(ln, single).finish_reductions);
   schedule::Schedule f32 = s;
   f32.bf16_stash = false;
   EXPECT_FALSE(canonical(ln, f32).finish_reductions);
