@@ -42,10 +42,10 @@
 #             OUTDIR/owed/merged.jsonl, LOG with both steps' records appended
 #   reduce    the finish kernel reducing its rows from the stash (Change 64): its GPU-test variants of the
 #             post-LN, RMSNorm and row-max workloads, then the trace A/B of four norm rows' winners with it (~6 min)
-#   finish_ab the finish kernel reducing rows it keeps in registers (Changes 64, 66 and 67), now searched:
-#             an A/B of each norm row's winner (the post-LN ones finish wide, RMSNorm and LN-relu by pairs, all
-#             over a bf16 stash) with finish_reductions, then those rows from LOG with its records appended
-#             (OUTDIR/finish_ab/merged.jsonl), beside cuBLAS (~4 min; on an H200, whose records the log holds)
+#   finish_ab the finish kernel reducing rows its wide walk keeps in registers (Changes 64 and 66), now
+#             searched: an A/B of each post-LN row's winner (all four finish wide over a bf16 stash) with
+#             finish_reductions, then those rows from LOG with its records appended
+#             (OUTDIR/finish_ab/merged.jsonl), beside cuBLAS (~3 min; on an H200, whose records the log holds)
 #   rows      whole rows in one CTA (N = 1024: a 64-row block's eight 128-column tiles kept in its shared memory
 #             as bf16, reduced in the CTA, no cluster and no finish kernel): a search of the two post-LN N = 1024
 #             rows over those schedules (12 trials each), then the rows from LOG and from the search's records
@@ -212,13 +212,12 @@ case $step in
   finish_ab)
     post_ln=post_layernorm_M16384_K1024_N1024,post_layernorm_M16384_K4096_N1024
     post_ln+=,post_layernorm_M8192_K1024_N4096,post_layernorm_M8192_K4096_N4096
-    norms=$post_ln,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
-    run ./build/benchmarks/tune_suite "$out/tune" --trials 2 --only "$norms" --ab finish_reductions \
+    run ./build/benchmarks/tune_suite "$out/tune" --trials 2 --only "$post_ln" --ab finish_reductions \
       --ab-log "$log" >"$out/tune.txt" 2>&1
     cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
-    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$norms" --log "$out/merged.jsonl" \
+    run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$post_ln" --log "$out/merged.jsonl" \
       >"$out/bench.txt" 2>&1
-    tail -7 "$out/bench.txt"
+    tail -5 "$out/bench.txt"
     ;;
   owed)
     run "$self" forms "$root" "$log"

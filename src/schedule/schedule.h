@@ -241,7 +241,7 @@ struct Schedule {
   // of N = 4096 by 45%: benchmarks/NOTES.md, Change 64). Needs every first-stage reduction to read carried
   // tiles and inputs alone (not the softmax's terms, whose tile maxima stash_terms takes), and a row a warp
   // (no finish_row_split). Rounds where the stash does (the statistics come from the stashed values).
-  // Searched only where the row is kept (Change 66). Written to JSON only when true.
+  // Searched only where the wide walk keeps the row (Change 66). Written to JSON only when true.
   bool finish_reductions = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }

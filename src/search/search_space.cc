@@ -199,11 +199,12 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
-  // The finish kernel reducing its rows itself: searched where it keeps each row in registers (H100: the
-  // post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%);
-  // benchmarks/NOTES.md, Changes 64 and 66. (After wide_finish and bf16_stash, which it depends on.)
-  if (s.finish_reductions &&
-      !(schedule::finish_reductions_apply(plan, s) && schedule::finish_row_in_registers(plan, s))) {
+  // The finish kernel reducing its rows itself: searched where its wide walk keeps each row in registers
+  // (H100: the post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%), nor
+  // yet where the pairs walk keeps it (not measured); benchmarks/NOTES.md, Changes 64, 66 and 67. (After
+  // wide_finish and bf16_stash, which it depends on.)
+  if (s.finish_reductions && !(s.wide_finish && schedule::finish_reductions_apply(plan, s) &&
+                               schedule::finish_row_in_registers(plan, s))) {
     s.finish_reductions = false;
   }
   // Refinements, on in every schedule (the same bits by fewer instructions; faster or the same wherever
