@@ -539,10 +539,10 @@ TEST(KernelCompile, StashInSlot) {
 
 TEST(KernelCompile, FinishReductions) {
   // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
-  // the cooperative stash-in-slot form with streaming hints, and an RMSNorm (a plain sum of squares); and
-  // pairs with batched reads, whose first walk loads each pair as it goes (its stash pairs went undeclared
-  // before, and NVRTC failed: the H100's GPU-test variants of 2026-12-06); and the wide and pairs walks
-  // over the longest rows kept in registers (16 groups or 64 pairs a lane).
+  // the cooperative stash-in-slot form with streaming hints, an RMSNorm (a plain sum of squares), pairs with
+  // batched reads, whose first walk loads each pair as it goes (its stash pairs went undeclared before, and
+  // NVRTC failed: the H100's GPU-test variants of 2026-12-06), and the wide and pairs walks over the
+  // longest rows kept in registers (16 groups or 64 pairs a lane).
   Schedule pairs = deferred_one_pass_layer_norm();
   pairs.bf16_stash = false;
   pairs.finish_reductions = true;
