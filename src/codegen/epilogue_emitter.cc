@@ -2,7 +2,6 @@
 #include "codegen/epilogue_emitter.h"
 
 #include <algorithm>
-#include <iterator>
 
 #include "codegen/epilogue_names.h"
 #include "codegen/expr_emitter.h"
@@ -24,32 +23,6 @@ std::string value_type(te::DType dtype) {
 // memory: thread-fastest, so that a warp's 32 accesses fall in 32 different banks.
 std::string shared_stash_slot(std::size_t c) {
   return "sstash[((" + std::to_string(c) + " * TILES_PER_CTA + t) * (BN / 2) + i) * (BM * 2) + stash_thread]";
-}
-
-// Two neighbouring columns loaded as one word (vector_loads, deep_reads): a float2 for f32, a u32 holding two
-// 16-bit values otherwise; and the word for columns out of bounds.
-std::string pair_type(te::DType dtype) {
-  return dtype == te::DType::f32 ? "float2" : "u32";
-}
-std::string pair_zero(te::DType dtype) {
-  return dtype == te::DType::f32 ? "make_float2(0.0f, 0.0f)" : "0u";
-}
-
-// Element i of the pair in `pair`, chosen by i's parity, as a float.
-std::string pair_element(te::DType dtype, const std::string& pair) {
-  if (dtype == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
-  return widen(dtype, "(u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu)");
-}
-
-// The pair's first or `second` column, as a float.
-std::string pair_half(te::DType dtype, const std::string& pair, bool second) {
-  if (dtype == te::DType::f32) return pair + (second ? ".y" : ".x");
-  return widen(dtype, second ? "(u16)(" + pair + " >> 16)" : "(u16)(" + pair + " & 0xffffu)");
-}
-
-// A pair load of carried tile c's two neighbouring columns from the L2 stash (zero out of bounds).
-std::string stash_pair_load(te::DType dtype, const std::string& c) {
-  return "inb ? *(const " + pair_type(dtype) + "*)&stash[" + stash_index(c) + "] : " + pair_zero(dtype);
 }
 
 }  // namespace
@@ -152,15 +125,6 @@ std::string EpilogueEmitter::load(const te::Tensor& input, Broadcast broadcast, 
   return "(" + guard + " ? " + value + " : " + (input.dtype() == te::DType::i32 ? "0" : "0.0f") + ")";
 }
 
-bool EpilogueEmitter::loads_in_pairs() const {
-  return schedule_.vector_loads && stores_in_pairs();  // both need N even
-}
-
-bool EpilogueEmitter::pair_loadable(const te::Tensor& input, Broadcast broadcast) const {
-  return loads_in_pairs() && schedule::pair_loadable({input, broadcast}) &&
-         (!staged_.staged(input) || schedule_.staged_pairs);
-}
-
 ExprBindings EpilogueEmitter::element_bindings() const {
   ExprBindings bindings;
   bindings.approximate_math = schedule_.approximate_math;
@@ -185,96 +149,6 @@ std::vector<std::size_t> EpilogueEmitter::batched_reads(int stage) const {
 std::vector<std::size_t> EpilogueEmitter::stash_reads(int stage) const {
   const bool paired = schedule_.carried == ValueHome::kL2Stash && !schedule_.batched_reads;
   return paired ? rereads(stage) : std::vector<std::size_t>{};
-}
-
-void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
-  if (!loads_in_pairs()) return;
-  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
-    if (!pair_loadable(input.tensor, input.broadcast)) continue;
-    out.line(pair_type(input.tensor.dtype()) + " lp_" + input.tensor.name() +
-             ";  // this thread's two columns of '" + input.tensor.name() + "'");
-  }
-  for (std::size_t c : stash_reads(stage))
-    out.line(pair_type(schedule::stash_dtype(schedule_)) + " lp_stash" + std::to_string(c) + ";");
-  for (const schedule::EpilogueInput& input : boxed_inputs()) {
-    out.line("u32 bp_" + input.tensor.name() + "[16];  // the box's pairs of '" + input.tensor.name() +
-             "' (box_reads)");
-  }
-}
-
-bool EpilogueEmitter::read_by_box(const schedule::EpilogueInput& input) const {
-  return schedule_.box_reads && walk_ == Walk::kFragment && staged_.staged(input.tensor) &&
-         pair_loadable(input.tensor, input.broadcast);
-}
-
-std::vector<schedule::EpilogueInput> EpilogueEmitter::boxed_inputs() const {
-  std::vector<schedule::EpilogueInput> inputs;
-  std::copy_if(plan_.epilogue_inputs.begin(), plan_.epilogue_inputs.end(), std::back_inserter(inputs),
-               [this](const schedule::EpilogueInput& input) { return read_by_box(input); });
-  return inputs;
-}
-
-// box_reads: at a box's first element, the staged pairs of its 32 elements (16 pairs, their rows h = 0 and
-// 1), each read at its own element's coordinates; all are issued before the box's first store over the slot.
-void EpilogueEmitter::emit_box_loads(CodeStream& out, bool interior) const {
-  const std::vector<schedule::EpilogueInput> inputs = boxed_inputs();
-  if (inputs.empty()) return;
-  out.open("if ((i & 31) == 0)");
-  out.line("const int box_i = i;");
-  out.line("#pragma unroll");
-  out.open("for (int j = 0; j < 16 && box_i + 2 * j < " + elements() + "; ++j)");
-  out.line("const int i = box_i + 2 * j;  // the pair's first element, as emit_pair_loads reads it");
-  declare_coordinates(out, interior);
-  for (const schedule::EpilogueInput& input : inputs) {
-    const std::string read = staged_.read_pair(input.tensor, input.broadcast, interior);
-    const std::string box = "bp_" + input.tensor.name();
-    // A vector's pair is the same in both rows (odd j: row h = 1 of the columns of j - 1).
-    out.line(box + "[j] = " + (input.broadcast == Broadcast::kRow ? "(j & 1) ? " + box + "[j - 1] : " : "") +
-             read + ";");
-  }
-  out.close();
-  out.close();
-}
-
-// At the even element (the pair's first column): one load per input and per carried tile re-read. Loads whose
-// value the stage does not use are left to the compiler to drop.
-void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior) const {
-  if (!loads_in_pairs()) return;
-  emit_box_loads(out, interior);
-  out.open("if ((i & 1) == 0)");
-  for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
-    if (!pair_loadable(input.tensor, input.broadcast)) continue;
-    if (read_by_box(input)) {
-      out.line("lp_" + input.tensor.name() + " = bp_" + input.tensor.name() + "[(i & 31) >> 1];");
-      continue;
-    }
-    if (staged_.staged(input.tensor)) {
-      out.line("lp_" + input.tensor.name() + " = " +
-               staged_.read_pair(input.tensor, input.broadcast, interior) + ";");
-      continue;
-    }
-    const std::string& param = params_.at(input.tensor.get());
-    const bool full = input.broadcast == Broadcast::kFull;
-    const std::string index = full ? "(size_t)grow * N + gcol" : "gcol";
-    const std::string guard = full || interior ? "inb" : "gcol < N";
-    const te::DType dtype = input.tensor.dtype();
-    out.line("lp_" + input.tensor.name() + " = " + guard + " ? *(const " + pair_type(dtype) + "*)&" + param +
-             "[" + index + "] : " + pair_zero(dtype) + ";");
-  }
-  for (std::size_t c : stash_reads(stage)) {
-    const std::string pair = "lp_stash" + std::to_string(c);
-    if (row_stash_ == RowStash::kKept) {
-      out.line(pair + " = " + kept_pair(c) + ";");
-      continue;
-    }
-    out.line(pair + " = " + stash_pair_load(schedule::stash_dtype(schedule_), std::to_string(c)) + ";");
-    if (row_stash_ == RowStash::kLoadAndKeep) out.line(kept_pair(c) + " = " + pair + ";");
-  }
-  out.close();
-}
-
-std::string EpilogueEmitter::kept_pair(std::size_t c) {
-  return "row_stash" + std::to_string(c) + "[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 2) + (i >> 1)]";
 }
 
 std::string EpilogueEmitter::stash_load(std::size_t c) const {

@@ -92,7 +92,8 @@ class EpilogueEmitter {
   /// test.
   std::string load(const te::Tensor& input, schedule::Broadcast broadcast, bool interior) const;
   /// With schedule.vector_loads: the inputs read per element or per column and the carried tiles a stage
-  /// re-reads from the stash are loaded two columns at a time at the even element into `lp_*` registers.
+  /// re-reads from the stash are loaded two columns at a time at the even element into `lp_*` registers
+  /// (pair_loads.cc).
   bool loads_in_pairs() const;
   bool pair_loadable(const te::Tensor& input, schedule::Broadcast broadcast) const;
   void declare_pair_loads(CodeStream& out, int stage) const;

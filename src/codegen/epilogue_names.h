@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "codegen/expr_emitter.h"
+#include "te/dtype.h"
 #include "te/expr.h"
 
 namespace comfuse::codegen {
@@ -43,6 +45,32 @@ inline std::string slot_name(int stage, int index) {
 /// (benchmarks/NOTES.md).
 inline std::string stash_index(const std::string& c) {
   return "((size_t)" + c + " * M + grow) * N + gcol";
+}
+
+/// Two neighbouring columns loaded as one word (vector_loads, deep_reads): a float2 for f32, a u32 holding
+/// two 16-bit values otherwise; and the word for columns out of bounds.
+inline std::string pair_type(te::DType dtype) {
+  return dtype == te::DType::f32 ? "float2" : "u32";
+}
+inline std::string pair_zero(te::DType dtype) {
+  return dtype == te::DType::f32 ? "make_float2(0.0f, 0.0f)" : "0u";
+}
+
+/// Element i of the pair in `pair`, chosen by i's parity, as a float.
+inline std::string pair_element(te::DType dtype, const std::string& pair) {
+  if (dtype == te::DType::f32) return "((i & 1) ? " + pair + ".y : " + pair + ".x)";
+  return widen(dtype, "(u16)((i & 1) ? " + pair + " >> 16 : " + pair + " & 0xffffu)");
+}
+
+/// The pair's first or `second` column, as a float.
+inline std::string pair_half(te::DType dtype, const std::string& pair, bool second) {
+  if (dtype == te::DType::f32) return pair + (second ? ".y" : ".x");
+  return widen(dtype, second ? "(u16)(" + pair + " >> 16)" : "(u16)(" + pair + " & 0xffffu)");
+}
+
+/// A pair load of carried tile c's two neighbouring columns from the L2 stash (zero out of bounds).
+inline std::string stash_pair_load(te::DType dtype, const std::string& c) {
+  return "inb ? *(const " + pair_type(dtype) + "*)&stash[" + stash_index(c) + "] : " + pair_zero(dtype);
 }
 
 }  // namespace comfuse::codegen
