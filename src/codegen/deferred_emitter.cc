@@ -21,6 +21,11 @@ std::string part_at(int x, const std::string& tile, const std::string& row, bool
   return "parts[((size_t)" + std::to_string(x) + " * N_TILES + " + tile + ") * M + " + row + "]";
 }
 
+// A lane's words of a kept row a step: its 16-byte groups of eight (wide walk) or its column pairs.
+std::string kept_words_per_step(bool wide) {
+  return wide ? "(ROW_ELEMS / 8)" : "(ROW_ELEMS / 2)";
+}
+
 }  // namespace
 
 const EpilogueEmitter::Slot& EpilogueEmitter::terms_slot() const {
@@ -92,6 +97,24 @@ void EpilogueEmitter::write_tile_partials(CodeStream& out) const {
   out.close();
 }
 
+void EpilogueEmitter::declare_kept_row(CodeStream& out) const {
+  for (std::size_t c : rereads(1)) {
+    out.line(std::string(wide_rows() ? "uint4" : "u32") + " row_stash" + std::to_string(c) +
+             "[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * " + kept_words_per_step(wide_rows()) +
+             "];  // the row's stash as the first walk loaded it, for the second");
+  }
+}
+
+std::string EpilogueEmitter::kept_word(std::size_t c) const {
+  return "row_stash" + std::to_string(c) + "[n0 / (ROW_ELEMS / 2 * 64) * " +
+         kept_words_per_step(wide_rows()) + " + (i >> " + (wide_rows() ? "3" : "1") + ")]";
+}
+
+void EpilogueEmitter::open_row_steps(CodeStream& out, const std::string& loop) const {
+  if (row_stash_ != RowStash::kLoad) out.line("#pragma unroll  // the kept groups' indices are constants");
+  out.open(loop);
+}
+
 void EpilogueEmitter::row_statistics(CodeStream& out) const {
   COMFUSE_CHECK(walk_ == Walk::kRow && schedule_.finish_reductions, "the finish kernel reduces its own rows");
   out.line(
@@ -128,15 +151,7 @@ void EpilogueEmitter::finish_row(CodeStream& out, const EpilogueEmitter* statist
   declare_state(out);
   if (statistics != nullptr) {
     statistics->begin_stage(out, 0);
-    if (row_stash_ == RowStash::kKept) {
-      // A lane's 16-byte groups (wide) or column pairs of each step.
-      const std::string per_step = wide_rows() ? "(ROW_ELEMS / 8)" : "(ROW_ELEMS / 2)";
-      for (std::size_t c : rereads(1)) {
-        out.line(std::string(wide_rows() ? "uint4" : "u32") + " row_stash" + std::to_string(c) +
-                 "[(N + ROW_ELEMS / 2 * 64 - 1) / (ROW_ELEMS / 2 * 64) * " + per_step +
-                 "];  // the row's stash as the first walk loaded it, for the second");
-      }
-    }
+    if (row_stash_ == RowStash::kKept) declare_kept_row(out);
     statistics->row_statistics(out);
     out.line("// The lanes' partials combined over the warp; every lane takes lane 0's result, so that the");
     out.line("// whole row uses the same bits.");

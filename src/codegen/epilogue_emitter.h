@@ -131,11 +131,13 @@ class EpilogueEmitter {
   static std::string wide_read(const std::string& name);    // element i of the group loaded for `name`
   void declare_wide(CodeStream& out, int stage, const std::vector<Store>& stores) const;
   void emit_wide_loads(CodeStream& out, int stage, bool interior) const;
-  /// With a row kept in registers: the loop over a row's steps, unrolled so that every kept group's index
-  /// is a constant (the array then stays in registers).
+  /// A row kept in registers (deferred_emitter.cc): its declaration, a lane's words of every step (16-byte
+  /// groups in the wide walk, column pairs in the pairs walk); carried tile c's word of element i; and the
+  /// loop over a row's steps, unrolled so that every word's index is a constant (the array then stays in
+  /// registers).
+  void declare_kept_row(CodeStream& out) const;
+  std::string kept_word(std::size_t c) const;
   void open_row_steps(CodeStream& out, const std::string& loop) const;
-  static std::string kept_group(std::size_t c);  // carried tile c's group of element i in the kept row
-  static std::string kept_pair(std::size_t c);   // its pair of element i (the pairs walk)
   void wide_store(CodeStream& out, const Store& st) const;
   /// The expression of `tile`'s element i where a later stage reads it; `batched`: from the chunk's
   /// registers.

@@ -101,17 +101,13 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior)
   for (std::size_t c : stash_reads(stage)) {
     const std::string pair = "lp_stash" + std::to_string(c);
     if (row_stash_ == RowStash::kKept) {
-      out.line(pair + " = " + kept_pair(c) + ";");
+      out.line(pair + " = " + kept_word(c) + ";");
       continue;
     }
     out.line(pair + " = " + stash_pair_load(schedule::stash_dtype(schedule_), std::to_string(c)) + ";");
-    if (row_stash_ == RowStash::kLoadAndKeep) out.line(kept_pair(c) + " = " + pair + ";");
+    if (row_stash_ == RowStash::kLoadAndKeep) out.line(kept_word(c) + " = " + pair + ";");
   }
   out.close();
-}
-
-std::string EpilogueEmitter::kept_pair(std::size_t c) {
-  return "row_stash" + std::to_string(c) + "[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 2) + (i >> 1)]";
 }
 
 }  // namespace comfuse::codegen

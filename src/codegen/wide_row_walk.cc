@@ -110,23 +110,14 @@ void EpilogueEmitter::emit_wide_loads(CodeStream& out, int stage, bool interior)
     const te::DType dtype = schedule::stash_dtype(schedule_);
     if (row_stash_ == RowStash::kKept) {
       out.open("");
-      unpack_group(out, array, dtype, kept_group(c), "");
+      unpack_group(out, array, dtype, kept_word(c), "");
       out.close();
       continue;
     }
     load_group(out, array, dtype, "&stash[" + stash_index(name) + "]", guard, schedule_.streaming_hints,
-               row_stash_ == RowStash::kLoadAndKeep ? kept_group(c) : "");
+               row_stash_ == RowStash::kLoadAndKeep ? kept_word(c) : "");
   }
   out.close();
-}
-
-void EpilogueEmitter::open_row_steps(CodeStream& out, const std::string& loop) const {
-  if (row_stash_ != RowStash::kLoad) out.line("#pragma unroll  // the kept groups' indices are constants");
-  out.open(loop);
-}
-
-std::string EpilogueEmitter::kept_group(std::size_t c) {
-  return "row_stash" + std::to_string(c) + "[n0 / (ROW_ELEMS / 2 * 64) * (ROW_ELEMS / 8) + (i >> 3)]";
 }
 
 // Each element into the group's buffer; at the last, the eight leave as one word (two of f32): plain
