@@ -25,7 +25,7 @@ std::string load16(const std::string& type, const std::string& address, bool str
 // `array`[8]; `keep`, where not empty, is an lvalue the raw group is also kept in.
 void unpack_group(CodeStream& out, const std::string& array, te::DType dtype, const std::string& raw,
                   const std::string& keep) {
-  COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a wide group is 16-bit or f32");
+  COMFUSE_CHECK(te::dtype_bytes(dtype) == 2, "a group unpacked from one uint4 holds 16-bit elements");
   out.line("const uint4 raw = " + raw + ";");
   if (!keep.empty()) out.line(keep + " = raw;");
   out.line("const u32 words[4] = {raw.x, raw.y, raw.z, raw.w};");
