@@ -1,11 +1,10 @@
 // The schedule: the default heuristic is legal for every workload and shape, the JSON form round-trips, and
-// the resource estimates legality uses.
+// the shared-memory estimate legality uses (the knobs' own rules: knob_rules_test.cc).
 #include "schedule/schedule.h"
 
 #include <gtest/gtest.h>
 
 #include "support/error.h"
-#include "te/expr_inl.h"
 #include "te/workloads.h"
 
 namespace comfuse::schedule {
@@ -182,32 +181,6 @@ TEST(Schedule, LegalCornerCases) {
   EXPECT_NO_THROW(check_legal(ln, s, limits));
 }
 
-TEST(Schedule, DivisionsByARowValue) {
-  // softmax: sm = sm_exp / sm_sum(i); softcap: also scaled / 30 (a constant); post-LN divides by none.
-  const FusionPlan softcap = plan_of("gemm_softcap_softmax", 256, 128, 512);
-  int by_row = 0, by_constant = 0;
-  for (const Stage& stage : softcap.stages) {
-    for (const te::Tensor& t : stage.tiles) {
-      if (!t->body.defined()) continue;
-      te::any_subexpr(t->body, [&](const te::Expr& e) {
-        by_row += divides_by_row_value(softcap, e) ? 1 : 0;
-        by_constant += divides_by_constant(e) ? 1 : 0;
-        return false;
-      });
-    }
-  }
-  EXPECT_EQ(by_row, 1);
-  EXPECT_EQ(by_constant, 1);
-  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
-  const auto divides = [&](const te::Expr& e) { return divides_by_row_value(ln, e); };
-  for (const Stage& stage : ln.stages) {
-    for (const te::Tensor& t : stage.tiles) {
-      if (!t->body.defined()) continue;
-      EXPECT_FALSE(te::any_subexpr(t->body, divides)) << t.name();
-    }
-  }
-}
-
 TEST(Schedule, SharedMemoryBytes) {
   Schedule s;  // BM=128 BN=128 stages=4, cooperative (two consumer warpgroups)
   // 1024 alignment + 4 * 256 * 64 * 2 ring + 2 * 8 * 4 + 64 barriers; no cluster, no ping-pong: no scratch
@@ -230,41 +203,6 @@ TEST(Schedule, SharedMemoryBytes) {
   s.warp_roles = WarpRoles::kPingPong;
   EXPECT_EQ(s.consumer_warpgroups(), 2);
   EXPECT_EQ(s.threads(), 384);
-}
-
-TEST(Schedule, AccumulatorRegisters) {
-  const FusionPlan gemm = plan_of("gemm", 256, 128, 512);
-  const FusionPlan rms = plan_of("post_rmsnorm", 256, 128, 512);  // carries 'biased'
-  Schedule s;
-  s.bn = 256;
-  EXPECT_EQ(accumulator_registers(gemm, s), 128);
-  s.bn = 128;
-  EXPECT_EQ(accumulator_registers(rms, s), 128);
-  s.carry_in_accumulator = true;  // 'biased' written over the accumulator
-  EXPECT_EQ(accumulator_registers(rms, s), 64);
-  s.carry_in_accumulator = false;
-  s.carried = ValueHome::kL2Stash;
-  EXPECT_EQ(accumulator_registers(rms, s), 64);
-}
-
-TEST(Schedule, ReadChunk) {
-  Schedule s;
-  s.bn = 256;  // 128 elements a thread a tile
-  EXPECT_EQ(read_chunk(s, 1), 16);
-  s.bn = 80;  // 40: 16 does not divide it
-  EXPECT_EQ(read_chunk(s, 1), 8);
-  s.batched_reads = s.deep_reads = true;
-  s.bn = 256;
-  EXPECT_EQ(read_chunk(s, 1), 64);
-  EXPECT_EQ(read_chunk(s, 2), 32);  // 64 values in flight, shared by two carried tiles
-  EXPECT_EQ(read_chunk(s, 3), 16);
-  s.bn = 96;  // 48: 64 and 32 do not divide it
-  EXPECT_EQ(read_chunk(s, 1), 16);
-  s.bn = 80;
-  EXPECT_EQ(read_chunk(s, 1), 8);
-  s.bn = 128;
-  EXPECT_EQ(read_chunk(s, 1), 64);
-  EXPECT_EQ(read_chunk(s, 9), 8);  // never fewer than 8
 }
 
 std::vector<Schedule> spread_of_schedules() {
