@@ -50,11 +50,15 @@
 #             as bf16, reduced in the CTA, no cluster and no finish kernel): a search of the two post-LN N = 1024
 #             rows over those schedules (12 trials each), then the rows from LOG and from the search's records
 #             alone, each beside cuBLAS, in the same call (~4 min; any card)
+#   cluster_slot  one slot in the kernel (Change 68): its GPU-test variants (one_input_slot_in_kernel_), then
+#             post-LN K = 1024 N = 1024 traced: its winner, the log's fastest cluster form, that form with the
+#             vectors unstaged and the residual in one slot, and the same with a fourth stage (~5 min; any card)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
+  steps+=\|cluster_slot
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -219,6 +223,12 @@ case $step in
       >"$out/bench.txt" 2>&1
     tail -5 "$out/bench.txt"
     ;;
+  cluster_slot)
+    gpu_variants one_input_slot_in_kernel_
+    one_slot=unstaged_vectors=true,one_input_slot=true
+    run benchmarks/trace_rows.sh --no-gpu-test --cluster-set "$one_slot" --cluster-set "$one_slot,stages=4" \
+      "$out/traces" "$log" post_layernorm_M16384_K1024_N1024
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -226,7 +236,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows or finish_ab" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab or cluster_slot" >&2
     exit 2
     ;;
 esac

@@ -3,10 +3,13 @@
 # `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
 # and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
 # one), then one line a kernel (with what the trace's stores added to its time).
-# Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] [--no-gpu-test] OUTDIR [LOG] [ROW...]
+# Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] [--cluster-set KNOB=VALUE,...]... [--no-gpu-test]
+#                                OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
 #   K = 1024 GEMM). --set: each row's winner once more with those knobs changed (`comfuse trace --set`), as
 #   <ROW>.set: an A/B in one call on whichever GPU runs it, each side checked against the CPU reference.
+#   --cluster-set: the post-LN N = 1024 rows' cluster form once more with those knobs changed, as
+#   <ROW>.cluster.set<I> for the I-th --cluster-set (from 1).
 #   --no-gpu-test: without the traced kernels' GPU test (a call that ran it already).
 # Writes OUTDIR/gpu-test.log, OUTDIR/<ROW>.txt (the summary), OUTDIR/<ROW>.json (every record),
 # OUTDIR/<ROW>.timeline.{txt,png} (benchmarks/trace_timeline.py) and OUTDIR/traces.txt (the last table).
@@ -14,6 +17,7 @@
 set -euo pipefail
 
 settings=
+cluster_settings=()
 gpu_test=1
 while [[ ${1:-} == --* ]]; do
   case $1 in
@@ -22,11 +26,19 @@ while [[ ${1:-} == --* ]]; do
       settings=$2
       shift 2
       ;;
+    --cluster-set)
+      [[ $# -ge 2 ]] || { echo "$0: --cluster-set needs KNOB=VALUE,..." >&2; exit 2; }
+      cluster_settings+=("$2")
+      shift 2
+      ;;
     --no-gpu-test) gpu_test=0; shift ;;
     *) echo "$0: unknown option $1" >&2; exit 2 ;;
   esac
 done
-[[ $# -ge 1 ]] || { echo "usage: $0 [--set KNOB=VALUE,...] [--no-gpu-test] OUTDIR [LOG] [ROW...]" >&2; exit 2; }
+[[ $# -ge 1 ]] || {
+  echo "usage: $0 [--set KNOB=VALUE,...] [--cluster-set KNOB=VALUE,...]... [--no-gpu-test] OUTDIR [LOG] [ROW...]" >&2
+  exit 2
+}
 mkdir -p "$1"
 outdir=$(realpath "$1")
 log=$(realpath "${2:-$(dirname "$0")/../tuning_logs/h200.jsonl}")
@@ -93,12 +105,20 @@ for row in "${rows[@]}"; do
   [[ -z $settings ]] || trace_one "$row.set" --log "$log" --allow-target-mismatch --set "$settings"
   if [[ $workload == post_layernorm && $shape == *N=1024 ]]; then
     schedule=$(cluster_schedule "$workload" "$shape")
-    [[ -n $schedule ]] && trace_one "$row.cluster" --schedule "$schedule"
+    if [[ -n $schedule ]]; then
+      trace_one "$row.cluster" --schedule "$schedule"
+      for i in "${!cluster_settings[@]}"; do
+        trace_one "$row.cluster.set$((i + 1))" --schedule "$schedule" --set "${cluster_settings[$i]}"
+      done
+    fi
   fi
 done
 
 {
   [[ -z $settings ]] || echo "<row>.set: the row's winner with $settings"
+  for i in "${!cluster_settings[@]}"; do
+    echo "<row>.cluster.set$((i + 1)): the row's fastest cluster form with ${cluster_settings[$i]}"
+  done
   printf '%-48s %6s %10s %9s %10s %11s %7s  %s\n' kernel CTAs "span us" mainloop "tile ML us" "untraced us" \
     "trace" "largest consumer phase"
   for txt in "$outdir"/*.txt; do

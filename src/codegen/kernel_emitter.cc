@@ -639,7 +639,10 @@ class KernelEmitter {
       stores_read_slot(out);
       trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
-    if (!staged_.empty() && (last_stage == 0 || s_.deferred())) staged_.release(out);
+    // The slot is released after the first stage where the later stages read nothing in it (a deferred
+    // reduction's one stage; with one_input_slot in the kernel, its rule), else after the last stage.
+    const bool first_stage_releases = last_stage == 0 || s_.deferred() || s_.one_input_slot;
+    if (!staged_.empty() && first_stage_releases) staged_.release(out);
     if (s_.tma_store && s_.store_chunks) {
       // (the element loop stored each box; with row reductions in the kernel, the last stage's)
       if (!reduces_in_kernel()) trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
@@ -687,7 +690,7 @@ class KernelEmitter {
       }
       epilogue.element_loop(out, stage);
       if (s_.stores_in_place() && stage == last_stage) stores_read_slot(out);
-      if (!staged_.empty() && stage == last_stage) staged_.release(out);
+      if (!staged_.empty() && !s_.one_input_slot && stage == last_stage) staged_.release(out);
       trace_.mark(out, TraceEvent::kElementsEnd, stage, "m0 / BM", "n0 / BN");
       if (s_.tma_store && stage == last_stage)
         trace_.mark(out, TraceEvent::kStoreIssued, stage, "m0 / BM", "n0 / BN");

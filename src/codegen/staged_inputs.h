@@ -7,7 +7,8 @@
 // phase (c >> 1) & 1. The producer waits for the slot's `in_empty` (the tile two before released it), arms
 // `in_full` with the slot's bytes and issues one TMA box per input and 64 columns. A consumer warpgroup waits
 // on `in_full` after its mainloop and, once its last stage has read the tile, each of its warps arrives on
-// `in_empty`. With one_input_slot (a deferred reduction: the one stage reads them) there is one slot, and
+// `in_empty`. With one_input_slot (a deferred reduction, whose one stage reads them, or row reductions in the
+// kernel whose first stage alone reads them and releases the slot before the exchange) there is one slot, and
 // the producer loads a tile's inputs after its operands, so that waiting for the tile before to release the
 // slot (`in_empty[0]`, phase c & 1) never holds back the operands of the other warpgroup's mainloop. Its
 // `in_full` still alternates, barrier c & 1 at phase (c >> 1) & 1: when a consumer waits for tile c, the

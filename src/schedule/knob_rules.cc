@@ -80,23 +80,29 @@ bool store_chunks_applies(const Schedule& s) {
   return s.tma_store && s.bn > 2 * 64 && !s.stores_in_place() && !s.stash_terms;
 }
 
-const EpilogueInput* in_place_store_input(const FusionPlan& plan, const Schedule& s) {
-  if (!s.tma_inputs || plan.stages.size() < 2) return nullptr;
-  const auto read_later = [&](const te::Tensor& input) {
-    for (std::size_t stage = 1; stage < plan.stages.size(); ++stage) {
-      for (const auto* tensors : {&plan.stages[stage].tiles, &plan.stages[stage].reductions}) {
-        for (const te::Tensor& t : *tensors) {
-          for (const te::Tensor& read : te::Program::reads_of(t)) {
-            if (read.same_as(input)) return true;
-          }
+namespace {
+
+// Whether a stage after the first reads `input` itself (not through a tile computed from it).
+bool read_after_first_stage(const FusionPlan& plan, const te::Tensor& input) {
+  for (std::size_t stage = 1; stage < plan.stages.size(); ++stage) {
+    for (const auto* tensors : {&plan.stages[stage].tiles, &plan.stages[stage].reductions}) {
+      for (const te::Tensor& t : *tensors) {
+        for (const te::Tensor& read : te::Program::reads_of(t)) {
+          if (read.same_as(input)) return true;
         }
       }
     }
-    return false;
-  };
+  }
+  return false;
+}
+
+}  // namespace
+
+const EpilogueInput* in_place_store_input(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs || plan.stages.size() < 2) return nullptr;
   for (const EpilogueInput& input : plan.epilogue_inputs) {
     if (input.broadcast == Broadcast::kFull && te::dtype_bytes(input.tensor.dtype()) == 2 &&
-        stages_input(plan, s, input) && !read_later(input.tensor)) {
+        stages_input(plan, s, input) && !read_after_first_stage(plan, input.tensor)) {
       return &input;
     }
   }
@@ -291,8 +297,19 @@ std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
   return (s.one_input_slot ? 1 : 2) * slot + 4 * 8;
 }
 
-bool one_input_slot_applies(const Schedule& s) {
-  return s.tma_inputs && s.deferred();
+bool staged_reads_end_in_first_stage(const FusionPlan& plan, const Schedule& s) {
+  return std::none_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                      [&](const EpilogueInput& input) {
+                        return stages_input(plan, s, input) && read_after_first_stage(plan, input.tensor);
+                      });
+}
+
+bool one_input_slot_applies(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs) return false;
+  if (s.deferred()) return true;  // the main kernel has one stage
+  // Row reductions combined in the kernel: the slot is released after the first stage, so only it may read
+  // the staged inputs, and no output may be stored over the slot in the last.
+  return plan.has_reductions() && !s.stores_in_place() && staged_reads_end_in_first_stage(plan, s);
 }
 
 bool staged_pairs_applies(const Schedule& s) {

@@ -277,10 +277,15 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");
   }
-  if (s.one_input_slot && !one_input_slot_applies(s)) {
-    fail(std::string("one_input_slot=true needs tma_inputs=true and reduction=deferred (tma_inputs=") +
+  if (s.one_input_slot && !one_input_slot_applies(plan, s)) {
+    fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
+                     "reductions combined in the kernel whose staged inputs only the first stage reads "
+                     "(unstaged_vectors=true leaves out the vectors later stages read) and no output stored "
+                     "over the slot (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") +
-         ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ")");
+         ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", staged inputs read after " +
+         "the first stage=" + (staged_reads_end_in_first_stage(plan, s) ? "no" : "yes") +
+         ", output stored in place=" + (s.stores_in_place() ? "yes" : "no") + ")");
   }
   if (s.staged_pairs && !staged_pairs_applies(s)) {
     fail(std::string("staged_pairs=true reads staged inputs in pairs, which needs tma_inputs=true and "

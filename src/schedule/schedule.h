@@ -179,7 +179,9 @@ struct Schedule {
   // one staging slot instead of two. The producer loads a tile's inputs once its operands are issued and the
   // previous tile's stage has released the slot, instead of before its operands into the other slot: half
   // the staged bytes (the residual's 32 KB of a 64 x 256 tile), room for a fourth operand stage beside them
-  // where there was room for three. Written to JSON only when true.
+  // where there was room for three. Also with row reductions combined in the kernel (a cluster form) whose
+  // staged inputs the first stage alone reads: the slot is then released after the first stage, before the
+  // exchange. Written to JSON only when true.
   bool one_input_slot = false;
   // With tma_inputs and vector_loads: the staged inputs read as the global ones are, a 32-bit word holding
   // the two neighbouring columns of a fragment's pair at the pair's first element, instead of one 16-bit
@@ -438,8 +440,13 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s);
 /// tile in 64-column boxes (BM rows per element-wise input, one row per column vector, 1024-byte aligned),
 /// and the slots' four mbarriers (0 without the knob).
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
-/// Whether one_input_slot applies under `s`: tma_inputs with a deferred reduction.
-bool one_input_slot_applies(const Schedule& s);
+/// Whether every input `s` stages in shared memory is read by the plan's first stage alone (the tiles that
+/// later stages read are computed from them there).
+bool staged_reads_end_in_first_stage(const FusionPlan& plan, const Schedule& s);
+/// Whether one_input_slot applies to `plan` (the plan `s` runs) under `s`: tma_inputs with a deferred
+/// reduction, or with row reductions combined in the kernel whose staged inputs the first stage alone reads
+/// (unstaged_vectors leaves the later stages' vectors out of the slot) and no output stored in place.
+bool one_input_slot_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether staged_pairs applies under `s`: tma_inputs with vector_loads (N even, as tma_inputs needs).
 bool staged_pairs_applies(const Schedule& s);
 /// Whether box_reads applies under `s`: staged_pairs.

@@ -248,7 +248,13 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
         }))) {
     s.tma_store = false;
   }
-  if (!schedule::one_input_slot_applies(s)) s.one_input_slot = false;  // (after tma_inputs is settled)
+  // (After tma_inputs is settled. In the kernel, it needs unstaged_vectors for the norms, which is off here:
+  // one slot is searched for the deferred forms alone until its cluster form is measured.)
+  if (s.one_input_slot && !schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
+        return schedule::one_input_slot_applies(effective, s);
+      })) {
+    s.one_input_slot = false;
+  }
   if (!schedule::staged_pairs_applies(s)) s.staged_pairs = false;
   // A box's staged pairs loaded ahead of its elements, wherever staged pairs are read: faster in both forms
   // measured (post-LN K = 1024 N = 1024 on the H100: the element loop 3.90 -> 3.20 us cooperative, 4.8 -> 3.1

@@ -491,6 +491,22 @@ TEST(KernelCompile, OneInputSlot) {
   });
 }
 
+TEST(KernelCompile, OneInputSlotInAClusterForm) {
+  // The post-LN K = 1024 cluster form (ping-pong 64 x 256, clusters of 4, persistent) with the residual
+  // alone staged, in one slot, and the fourth stage that frees room for; at a width with a tail as well.
+  Schedule cluster =
+      make_schedule(Knobs{.bm = 64, .bn = 256, .stages = 4, .cluster_n = 4, .roles = WarpRoles::kPingPong});
+  cluster.persistent = cluster.one_pass_variance = cluster.carry_in_accumulator = true;
+  cluster.interior_tiles = cluster.fenced_exchange_arrive = true;
+  cluster.tma_inputs = cluster.unstaged_vectors = cluster.one_input_slot = true;
+  compile_all({
+      {"post_layernorm 1024 wide, cluster of 4, one slot, four stages",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, cluster},
+      {"post_layernorm odd, cluster of 4, one slot, four stages",
+       workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cluster},
+  });
+}
+
 TEST(KernelCompile, StagedPairs) {
   // Staged inputs read two columns a load: the deferred post-LN K = 1024 form in one slot with four stages,
   // and the in-kernel cluster form whose last stage stores its output over the staged residual.

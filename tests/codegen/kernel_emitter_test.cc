@@ -662,6 +662,43 @@ TEST(KernelEmitter, TmaInputsStagesTheResidualAndVectorsInSharedMemory) {
   EXPECT_THROW(emit_kernel(plan_of("post_layernorm", 256, 64, 1004), s, kKey), CompileError);
 }
 
+TEST(KernelEmitter, OneInputSlotInAClusterFormIsReleasedBeforeTheExchange) {
+  // The residual alone staged (the vectors read from global memory), in one slot that the first stage
+  // releases: the producer loads it after the tile's operands, and the next tile's load waits only for the
+  // first stage, not for the exchange and the last stage.
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  s.tma_inputs = s.unstaged_vectors = true;
+  const std::string two_slots = emit_kernel(ln, s, kKey).source;
+  s.one_input_slot = true;
+  const KernelSource kernel = emit_kernel(ln, s, kKey);
+  const std::string& source = kernel.source;
+  EXPECT_TRUE(contains(source, "[IN_SLOT_BYTES] staged inputs, one slot"));
+  const std::size_t operands =
+      source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", source.find("regs_decrease<"));
+  const std::size_t produce = source.find("mbar_expect_tx(&in_full[bar], IN_TX_BYTES);");
+  ASSERT_NE(produce, std::string::npos);
+  EXPECT_LT(operands, produce);
+  const std::string release = "if (lane == 0) mbar_arrive(&in_empty[in_slot]);";
+  const std::size_t read_r = source.find("lds_u16(in_tile + 0 + ((i >> 5) * BM + local_row0 + 8 * h) * 128");
+  const std::size_t released = source.find(release);
+  const std::size_t stage1 = source.find("// ---- stage 1 ----");
+  ASSERT_NE(read_r, std::string::npos);
+  ASSERT_NE(released, std::string::npos);
+  ASSERT_NE(stage1, std::string::npos);
+  EXPECT_LT(read_r, released);
+  EXPECT_LT(released, stage1);
+  EXPECT_EQ(source.find(release, released + 1), std::string::npos);  // released once
+  // With two slots the same inputs are released after the last stage, as before.
+  EXPECT_GT(two_slots.find(release), two_slots.find("// ---- stage 1 ----"));
+  // One slot's bytes fewer: the residual's 64 columns x 128 rows in two boxes.
+  EXPECT_EQ(emit_kernel(ln, s, kKey).launch.shared_bytes + 32768, [&] {
+    Schedule two = s;
+    two.one_input_slot = false;
+    return emit_kernel(ln, two, kKey).launch.shared_bytes;
+  }());
+}
+
 TEST(KernelEmitter, FencedExchangeArriveReleasesOnceForAllPeers) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);

@@ -12,6 +12,11 @@ using legality_error_test::defer_layer_norm;
 using legality_error_test::legality_error;
 using legality_error_test::plan_of;
 
+const std::string needs =
+    "schedule for 'mm': one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
+    "reductions combined in the kernel whose staged inputs only the first stage reads (unstaged_vectors=true "
+    "leaves out the vectors later stages read) and no output stored over the slot ";
+
 TEST(ScheduleErrors, OneInputSlot) {
   auto staged = [](Schedule& s) {
     defer_layer_norm(s);
@@ -23,8 +28,49 @@ TEST(ScheduleErrors, OneInputSlot) {
                              staged(s);
                              s.tma_inputs = false;
                            }),
-            "schedule for 'mm': one_input_slot=true needs tma_inputs=true and reduction=deferred "
-            "(tma_inputs=false, reduction=deferred)");
+            needs +
+                "(tma_inputs=false, reduction=deferred, staged inputs read after the first stage=no, "
+                "output stored in place=no)");
+}
+
+TEST(ScheduleErrors, OneInputSlotInTheKernel) {
+  // A cluster form releases the one slot after its first stage: the later stages' vectors must be left out
+  // of it, and no output stored over it.
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  auto in_kernel = [](Schedule& s) {
+    s.cluster_n = 4;
+    s.reduction = ReductionPlacement::kCluster;
+    s.tma_inputs = s.unstaged_vectors = s.one_input_slot = true;
+  };
+  EXPECT_EQ(legality_error(ln, in_kernel), "(no error)");
+  // Also with the centered sums in the first stage (the residual is still read there alone).
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             in_kernel(s);
+                             s.one_pass_variance = true;
+                           }),
+            "(no error)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             in_kernel(s);
+                             s.unstaged_vectors = false;  // gamma and beta staged, read by the last stage
+                           }),
+            needs +
+                "(tma_inputs=true, reduction=cluster, staged inputs read after the first stage=yes, "
+                "output stored in place=no)");
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             in_kernel(s);
+                             s.tma_store = true;  // the output over the residual's slot, in the last stage
+                           }),
+            needs +
+                "(tma_inputs=true, reduction=cluster, staged inputs read after the first stage=no, "
+                "output stored in place=yes)");
+  // Without row reductions nothing is combined in the kernel: a GEMM with a bias has no one-slot form.
+  EXPECT_EQ(legality_error(plan_of("gemm_bias_relu", 256, 128, 512),
+                           [&](Schedule& s) { s.tma_inputs = s.one_input_slot = true; })
+                .rfind(needs, 0),
+            0u);
 }
 
 TEST(ScheduleErrors, StagedPairs) {

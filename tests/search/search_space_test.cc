@@ -489,6 +489,27 @@ TEST(SearchSpace, OneInputSlotIsSearchedWhereADeferredReductionStagesItsInputs) 
   EXPECT_TRUE(four_stages);
 }
 
+TEST(SearchSpace, OneInputSlotInTheKernelIsLegalButNotSearched) {
+  // The cluster form in one slot needs the vectors unstaged, which the space leaves off: not searched until
+  // measured (benchmarks/NOTES.md, Change 68), legal for logged schedules and A/Bs.
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s;
+  s.bm = 64;
+  s.bn = 256;
+  s.stages = 4;
+  s.warp_roles = schedule::WarpRoles::kPingPong;
+  s.cluster_n = 4;
+  s.reduction = schedule::ReductionPlacement::kCluster;
+  s.persistent = s.carry_in_accumulator = s.one_pass_variance = true;
+  s.tma_inputs = s.unstaged_vectors = s.one_input_slot = true;
+  ASSERT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
+  const schedule::Schedule c = canonical(ln, s);
+  EXPECT_FALSE(c.unstaged_vectors);
+  EXPECT_FALSE(c.one_input_slot);
+  for (const schedule::Schedule& each : schedule_space(ln))
+    EXPECT_FALSE(each.one_input_slot && !each.deferred()) << schedule::to_string(each);
+}
+
 TEST(SearchSpace, StagedPairsAndTheStashInTheSlotAreSearchedWhereTheyApply) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   schedule::Schedule s = test_deferred_ping_pong_256();

@@ -576,7 +576,9 @@ std::vector<Case> cases() {
   // fits.
   add_variants(
       result, result.size(), "one_input_slot_",
-      [](const schedule::FusionPlan&, const Schedule& s) { return schedule::one_input_slot_applies(s); },
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        return s.deferred() && schedule::one_input_slot_applies(plan, s);
+      },
       [](Schedule& s) { s.one_input_slot = true; });
   one_stage_deeper(result, "one_input_slot_");
   // And as the tuned post-norm rows run them: persistent ping-pong 64 x 256 with four stages, each CTA
@@ -593,6 +595,32 @@ std::vector<Case> cases() {
     c.schedule.vector_loads = c.schedule.staged_pairs = true;
     c.label = "staged_pairs_" + c.label;
     if (legal(schedule::plan_fusion(build(c)), c.schedule)) result.push_back(c);
+  }
+  // The in-kernel cases with staged inputs (rows combined in a cluster or a CTA, read one column or two a
+  // load) once more with the later stages' vectors read from global memory and the residual in one slot that
+  // the first stage releases, one stage deeper where the freed slot makes room.
+  add_variants(
+      result, result.size(), "one_input_slot_in_kernel_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.one_input_slot = t.unstaged_vectors = true;
+        return s.tma_inputs && !s.deferred() && !s.one_input_slot && legal(plan, t);
+      },
+      [](Schedule& s) { s.one_input_slot = s.unstaged_vectors = true; });
+  one_stage_deeper(result, "one_input_slot_in_kernel_");
+  // And as the post-LN K = 1024 cluster form would run it: persistent ping-pong 64 x 256 in clusters of 4
+  // with four stages, at M = 16400, K = 1000, N = 1000 (a tail in every dimension), reading its residual one
+  // column a load and two.
+  {
+    Schedule s = test_programs::cluster_ping_pong_256();
+    s.stages = 4;
+    s.one_pass_variance = s.fenced_exchange_arrive = true;
+    s.tma_inputs = s.unstaged_vectors = s.one_input_slot = true;
+    const te::Shape shape = {{"M", 16400}, {"K", 1000}, {"N", 1000}};
+    result.push_back({"post_layernorm", shape, s, "one_input_slot_in_kernel_persistent/M16400_K1000_N1000"});
+    s.vector_loads = s.staged_pairs = s.box_reads = true;
+    result.push_back(
+        {"post_layernorm", shape, s, "one_input_slot_in_kernel_persistent_pairs/M16400_K1000_N1000"});
   }
   // And the cooperative 128 x 256 tile as the stash-in-slot form runs it: three stages, about four tiles a
   // CTA.
