@@ -50,9 +50,10 @@
 #             as bf16, reduced in the CTA, no cluster and no finish kernel): a search of the two post-LN N = 1024
 #             rows over those schedules (12 trials each), then the rows from LOG and from the search's records
 #             alone, each beside cuBLAS, in the same call (~4 min; any card)
-#   cluster_slot  one slot in the kernel (Change 68): its GPU-test variants (one_input_slot_in_kernel_), then
-#             post-LN K = 1024 N = 1024 traced: its winner, the log's fastest cluster form, that form with the
-#             vectors unstaged and the residual in one slot, and the same with a fourth stage (~5 min; any card)
+#   cluster_slot  the cluster form's vectors resident in shared memory (Change 69, after Change 68's one slot):
+#             its GPU-test variants (resident_vectors_), then post-LN K = 1024 N = 1024 traced: its winner, the
+#             log's fastest cluster form, that form with its vectors resident, and with them resident, the
+#             residual in one slot and a fourth stage (~5 min; any card)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
@@ -224,9 +225,9 @@ case $step in
     tail -5 "$out/bench.txt"
     ;;
   cluster_slot)
-    gpu_variants one_input_slot_in_kernel_
-    one_slot=unstaged_vectors=true,one_input_slot=true
-    run benchmarks/trace_rows.sh --no-gpu-test --cluster-set "$one_slot" --cluster-set "$one_slot,stages=4" \
+    gpu_variants resident_vectors_
+    run benchmarks/trace_rows.sh --no-gpu-test --cluster-set resident_vectors=true \
+      --cluster-set resident_vectors=true,one_input_slot=true,stages=4 \
       "$out/traces" "$log" post_layernorm_M16384_K1024_N1024
     ;;
   owed)

@@ -309,11 +309,12 @@ class KernelEmitter {
         out.line("u64* full = (u64*)(" + end + ");  // TMA data landed in stage s");
       } else {  // a deferred reduction's stash tile and its staged inputs
         staged_.carve(out, end);
-        out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
+        out.line("u64* full = " + staged_.barriers_end() +
+                 ";                   // TMA data landed in stage s");
       }
     } else if (!staged_.empty()) {
       staged_.carve(out, "sB + STAGES * BN * BK");
-      out.line("u64* full = in_empty + 2;                   // TMA data landed in stage s");
+      out.line("u64* full = " + staged_.barriers_end() + ";                   // TMA data landed in stage s");
     } else {
       out.line("u64* full = (u64*)(sB + STAGES * BN * BK);  // TMA data landed in stage s");
     }
@@ -403,6 +404,7 @@ class KernelEmitter {
     out.line("tma_prefetch_descriptor(&tma_b);");
     for (const auto& [input, rows] : staged_.boxes())
       out.line("tma_prefetch_descriptor(&tma_in_" + input.name() + ");");
+    staged_.produce_resident(out, "tiles.n_tile(0)");
     if (walks_row_blocks()) {
       out.open(
           "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
@@ -570,7 +572,10 @@ class KernelEmitter {
     if (s_.stash_evict_last)
       out.line("const u64 l2_keep = l2_evict_last_policy();  // for the stash's stores");
     epilogue.declare_state(out);
-    if (!staged_.empty()) staged_.declare(out);
+    if (!staged_.empty()) {
+      staged_.declare(out);
+      staged_.wait_resident(out);
+    }
     out.line();
     if (s_.tma_store && !s_.stores_in_place()) {
       out.line(s_.store_chunks

@@ -16,9 +16,11 @@ StagedInputs::StagedInputs(const schedule::FusionPlan& plan, const schedule::Sch
   for (const schedule::EpilogueInput& input : plan.epilogue_inputs) {
     if (!schedule::stages_input(plan, schedule, input)) continue;
     const int rows = input.broadcast == Broadcast::kFull ? schedule.bm : 1;
-    inputs_.push_back({input.tensor, input.broadcast, rows, slot_bytes_});
-    slot_bytes_ += (boxes * rows * 128 + 1023) / 1024 * 1024;
-    tx_bytes_ += boxes * rows * 128;
+    const bool resident = !schedule::in_staged_slot(plan, schedule, input);
+    std::int64_t& bytes = resident ? resident_bytes_ : slot_bytes_;
+    inputs_.push_back({input.tensor, input.broadcast, rows, bytes, resident});
+    bytes += (boxes * rows * 128 + 1023) / 1024 * 1024;
+    (resident ? resident_tx_bytes_ : tx_bytes_) += boxes * rows * 128;
   }
 }
 
@@ -37,8 +39,8 @@ std::string StagedInputs::address(const te::Tensor& input, Broadcast broadcast) 
   const bool full = broadcast == Broadcast::kFull;
   const std::string line = full ? "((i >> 5) * BM + local_row0 + 8 * h)" : "(i >> 5)";
   const std::string swizzle = full ? "(lane >> 2)" : "((i >> 5) & 7)";
-  return "in_tile + " + std::to_string(it->offset) + " + " + line + " * 128 + ((((i >> 2) & 7) ^ " + swizzle +
-         ") << 4) + (lane & 3) * 4";
+  return std::string(it->resident ? "vec_tile + " : "in_tile + ") + std::to_string(it->offset) + " + " +
+         line + " * 128 + ((((i >> 2) & 7) ^ " + swizzle + ") << 4) + (lane & 3) * 4";
 }
 
 std::string StagedInputs::read(const te::Tensor& input, Broadcast broadcast, bool interior) const {
@@ -95,19 +97,34 @@ void StagedInputs::helpers(CodeStream& out) const {
 }
 
 void StagedInputs::carve(CodeStream& out, const std::string& start) const {
-  std::string layout;
+  std::string layout, resident_layout;
   for (const Input& in : inputs_) {
-    layout += (layout.empty() ? "" : ", ") + in.tensor.name() + " at " + std::to_string(in.offset);
+    std::string& where = in.resident ? resident_layout : layout;
+    where += (where.empty() ? "" : ", ") + in.tensor.name() + " at " + std::to_string(in.offset);
+  }
+  std::string slots_start = start;
+  if (resident_bytes_ > 0) {  // (a multiple of 1024 bytes: the slots stay aligned)
+    out.line("constexpr u32 VEC_BYTES = " + std::to_string(resident_bytes_) + ", VEC_TX_BYTES = " +
+             std::to_string(resident_tx_bytes_) + ";  // resident vectors: " + resident_layout);
+    out.line("unsigned char* sVec = (unsigned char*)(" + start +
+             ");  // [VEC_BYTES] loaded once, for every row block");
+    slots_start = "sVec + VEC_BYTES";
   }
   out.line("constexpr u32 IN_SLOT_BYTES = " + std::to_string(slot_bytes_) +
            ", IN_TX_BYTES = " + std::to_string(tx_bytes_) +
            ", IN_BOXES = " + std::to_string((schedule_.bn + 63) / 64) + ";  // staged inputs: " + layout);
   const bool one = slots_ == 1;
-  out.line("unsigned char* sIn = (unsigned char*)(" + start + ");  // " +
+  out.line("unsigned char* sIn = (unsigned char*)(" + slots_start + ");  // " +
            (one ? "[IN_SLOT_BYTES] staged inputs, one slot" : "[2][IN_SLOT_BYTES] staged inputs"));
   out.line(std::string("u64* in_full = (u64*)(sIn + ") + (one ? "" : "2 * ") +
            "IN_SLOT_BYTES);  // a tile's staged inputs landed in the slot");
   out.line("u64* in_empty = in_full + 2;                     // the slot's readers are done with it");
+  if (resident_bytes_ > 0)
+    out.line("u64* vec_full = in_empty + 2;                    // the resident vectors landed");
+}
+
+std::string StagedInputs::barriers_end() const {
+  return resident_bytes_ > 0 ? "vec_full + 1" : "in_empty + 2";
 }
 
 void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) const {
@@ -115,6 +132,27 @@ void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) co
   out.line("mbar_init(&in_full[s], 1);");
   out.line("mbar_init(&in_empty[s], 4 * " + readers + ");  // every warp of the tile's warpgroups");
   out.close();
+  if (resident_bytes_ > 0) out.line("mbar_init(vec_full, 1);");
+}
+
+void StagedInputs::produce_resident(CodeStream& out, const std::string& n_tile) const {
+  if (resident_bytes_ == 0) return;
+  out.line("// The per-column vectors of the CTA's one column tile, once for all its row blocks.");
+  out.open("if (tiles.count > 0)");
+  out.line("mbar_expect_tx(vec_full, VEC_TX_BYTES);");
+  out.open("for (int b = 0; b < IN_BOXES; ++b)");
+  for (const Input& in : inputs_) {
+    if (!in.resident) continue;
+    out.line("tma_load_2d(sVec + " + std::to_string(in.offset) + " + b * 128, &tma_in_" + in.tensor.name() +
+             ", vec_full, " + n_tile + " * BN + 64 * b, 0);");
+  }
+  out.close();
+  out.close();
+}
+
+void StagedInputs::wait_resident(CodeStream& out) const {
+  if (resident_bytes_ == 0) return;
+  out.line("if (tiles.count > 0) mbar_wait(vec_full, 0);  // the resident vectors, loaded once");
 }
 
 void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::string& m_block,
@@ -144,6 +182,7 @@ void StagedInputs::produce(CodeStream& out, const std::string& tile, const std::
   if (hinted) out.line("const u64 read_once = l2_evict_first_policy();");
   out.open("for (int b = 0; b < IN_BOXES; ++b)");
   for (const Input& in : inputs_) {
+    if (in.resident) continue;
     const bool full = in.broadcast == Broadcast::kFull;
     const bool hint = hinted && full;
     out.line(std::string(hint ? "tma_load_2d_hint(" : "tma_load_2d(") + "dst + " + std::to_string(in.offset) +
@@ -163,6 +202,7 @@ bool StagedInputs::streams_loads() const {
 
 void StagedInputs::declare(CodeStream& out) const {
   out.line("u32 in_tile = smem_addr(sIn);  // the slot of the tile in hand (tma_inputs), a shared address");
+  if (resident_bytes_ > 0) out.line("const u32 vec_tile = smem_addr(sVec);  // the resident vectors");
   out.line("int in_slot = 0;");
 }
 

@@ -16,6 +16,10 @@
 // states that one barrier's parity cannot tell apart; barrier c & 1 stands at tile c (landed or not), since
 // tile c - 2 released the slot before tile c - 1 could load and tile c + 2 cannot load before c releases it.
 //
+// With resident_vectors (one column tile a CTA), the per-column vectors are not in the slots: the producer
+// loads them once, before its first tile, into their own region `sVec` ahead of the slots, on the barrier
+// `vec_full`, which each consumer warpgroup waits on once before its first tile.
+//
 // Layout of a slot: each staged input in 64-column boxes with the 128-byte swizzle of the operand tiles
 // (a box of R rows is R lines of 128 bytes; 16-byte piece p of line L sits at piece p ^ (L & 7)), every input
 // 1024-byte aligned. A vector [N] is one row.
@@ -79,8 +83,11 @@ class StagedInputs {
   /// in place).
   void helpers(CodeStream& out) const;
   /// The slots from `start` on (`sIn`; a pointer expression: the end of the operand ring, or of the TMA-store
-  /// staging tiles), their layout constants and their barriers; the ring's barriers follow `in_empty + 2`.
+  /// staging tiles; after the resident vectors' `sVec` where there are any), their layout constants and
+  /// their barriers; the ring's barriers follow `barriers_end()`.
   void carve(CodeStream& out, const std::string& start) const;
+  /// The address after the staged inputs' barriers, as a `u64*` expression.
+  std::string barriers_end() const;
   void init_barriers(CodeStream& out, const std::string& readers) const;
   /// Whether the producer's loads carry streaming_hints' evict_first policy (element-wise inputs staged):
   /// the kernel then needs emit_streaming_helpers.
@@ -89,6 +96,10 @@ class StagedInputs {
   bool loads_after_operands() const { return protocol().loads_after_operands; }
   /// The protocol the producer's and consumers' code follows (the emitted expressions come from it).
   StagedProtocol protocol() const;
+  /// The producer's one load of the resident vectors (nothing without them), at the CTA's column tile
+  /// `n_tile`, before its first tile; and the consumers' one wait for them, before their first tile.
+  void produce_resident(CodeStream& out, const std::string& n_tile) const;
+  void wait_resident(CodeStream& out) const;
   /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
   void produce(CodeStream& out, const std::string& tile, const std::string& m_block,
                const std::string& n_tile) const;
@@ -103,14 +114,16 @@ class StagedInputs {
     te::Tensor tensor;
     schedule::Broadcast broadcast;
     int rows;             // of each box
-    std::int64_t offset;  // bytes from the slot's start
+    std::int64_t offset;  // bytes from the slot's start (from sVec's, resident)
+    bool resident;        // a per-column vector loaded once (resident_vectors)
   };
 
   const schedule::Schedule& schedule_;
   int slots_;  // 2; 1 with one_input_slot
   std::vector<Input> inputs_;
-  std::int64_t slot_bytes_ = 0;  // with alignment
-  std::int64_t tx_bytes_ = 0;    // the boxes TMA writes, per tile
+  std::int64_t slot_bytes_ = 0;                              // with alignment
+  std::int64_t tx_bytes_ = 0;                                // the boxes TMA writes, per tile
+  std::int64_t resident_bytes_ = 0, resident_tx_bytes_ = 0;  // the resident vectors' region, and their boxes
 };
 
 }  // namespace comfuse::codegen

@@ -188,6 +188,15 @@ bool unstaged_vectors_apply(const FusionPlan& plan, const Schedule& s) {
   return element_wise && vector;
 }
 
+bool resident_vectors_apply(const FusionPlan& plan, const Schedule& s) {
+  if (!s.tma_inputs || s.deferred() || !plan.has_reductions() || s.unstaged_vectors) return false;
+  if (ceil_div(ceil_div(plan.anchor.n, s.bn), s.cluster_n) != 1) return false;  // one column tile a CTA
+  return std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                     [&](const EpilogueInput& input) {
+                       return input.broadcast == Broadcast::kRow && stages_input(plan, s, input);
+                     });
+}
+
 bool divides_by_constant(const te::Expr& e) {
   if (e.kind() != te::ExprKind::kBinary || e.dtype() != te::DType::f32) return false;
   const auto* div = e.as<te::BinaryNode>();
@@ -285,22 +294,27 @@ bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s) {
                      [&](const EpilogueInput& input) { return stages_input(plan, s, input); });
 }
 
+bool in_staged_slot(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input) {
+  return stages_input(plan, s, input) && !(s.resident_vectors && input.broadcast == Broadcast::kRow);
+}
+
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s) {
   if (!s.tma_inputs) return 0;
   const std::int64_t boxes = ceil_div(s.bn, 64);
-  std::int64_t slot = 0;
+  std::int64_t slot = 0, resident = 0;
   for (const EpilogueInput& input : plan.epilogue_inputs) {
     if (!stages_input(plan, s, input)) continue;
     const std::int64_t rows = input.broadcast == Broadcast::kFull ? s.bm : 1;
-    slot += ceil_div(boxes * rows * 128, 1024) * 1024;
+    (in_staged_slot(plan, s, input) ? slot : resident) += ceil_div(boxes * rows * 128, 1024) * 1024;
   }
-  return (s.one_input_slot ? 1 : 2) * slot + 4 * 8;
+  // The slots' four mbarriers, and the resident vectors' one.
+  return (s.one_input_slot ? 1 : 2) * slot + 4 * 8 + (resident > 0 ? resident + 8 : 0);
 }
 
 bool staged_reads_end_in_first_stage(const FusionPlan& plan, const Schedule& s) {
   return std::none_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
                       [&](const EpilogueInput& input) {
-                        return stages_input(plan, s, input) && read_after_first_stage(plan, input.tensor);
+                        return in_staged_slot(plan, s, input) && read_after_first_stage(plan, input.tensor);
                       });
 }
 

@@ -280,7 +280,8 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.one_input_slot && !one_input_slot_applies(plan, s)) {
     fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
                      "reductions combined in the kernel whose staged inputs only the first stage reads "
-                     "(unstaged_vectors=true leaves out the vectors later stages read) and no output stored "
+                     "(unstaged_vectors=true or resident_vectors=true leaves out the vectors later stages "
+                     "read) and no output stored "
                      "over the slot (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") +
          ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", staged inputs read after " +
@@ -354,6 +355,16 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "of 8 (N=" +
         std::to_string(a.n) + ", carried=" + std::string(value_home_name(s.carried)) + ", " +
         std::to_string(tiles_per_warpgroup(plan, s)) + " tile(s) per warpgroup)");
+  }
+  if (s.resident_vectors && !resident_vectors_apply(plan, s)) {
+    fail(
+        "resident_vectors=true loads the per-column vectors once for the kernel: it needs tma_inputs=true, "
+        "row reductions combined in the kernel, one column tile a CTA (N <= BN x cluster_n), a staged "
+        "per-column vector and unstaged_vectors=false (tma_inputs=" +
+        std::string(s.tma_inputs ? "true" : "false") +
+        ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", N=" + std::to_string(a.n) +
+        ", BN=" + std::to_string(s.bn) + ", cluster_n=" + std::to_string(s.cluster_n) +
+        ", unstaged_vectors=" + (s.unstaged_vectors ? "true" : "false") + ")");
   }
   if (s.unstaged_vectors && !unstaged_vectors_apply(plan, s)) {
     fail(std::string("unstaged_vectors=true leaves the per-column vectors out of the staged slot: it needs "

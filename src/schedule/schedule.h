@@ -215,6 +215,12 @@ struct Schedule {
   // 64 x 256 tile). Measured slower where it was tried, with global_exchange (the search leaves it out;
   // legal). Written to JSON only when true.
   bool unstaged_vectors = false;
+  // With tma_inputs, row reductions combined in the kernel and one column tile a CTA (a cluster form, whose
+  // CTA keeps its columns while it walks the row blocks): the per-column vectors (bias, gamma, beta) are
+  // loaded by TMA once, at the kernel's start, into shared memory of their own, and read from there by every
+  // row block; the slot holds the residual alone, which the first stage reads (so one_input_slot applies).
+  // Not searched until measured (benchmarks/NOTES.md, Change 69). Written to JSON only when true.
+  bool resident_vectors = false;
   // With staged_pairs: each 64-column box's staged pairs are all loaded before the box's first element (16
   // shared-memory loads in flight at once, into registers), instead of each pair's loads at its first
   // element. The staged loads and the stash's stores over the slot are volatile, so they keep their order:
@@ -391,6 +397,12 @@ bool global_exchange_applies(const FusionPlan& plan, const Schedule& s);
 /// Whether unstaged_vectors can change the kernel of `plan` (the plan `s` runs) under `s`: tma_inputs with
 /// 16-bit inputs read per element and per column, so that the vectors leave the slot and the tile stays.
 bool unstaged_vectors_apply(const FusionPlan& plan, const Schedule& s);
+/// Whether resident_vectors can change the kernel of `plan` (the plan `s` runs) under `s`: tma_inputs with
+/// row reductions combined in the kernel, one column tile a CTA, and a per-column vector staged.
+bool resident_vectors_apply(const FusionPlan& plan, const Schedule& s);
+/// Whether `input` is staged in the slot that the producer fills a tile at a time (staged, and not one of the
+/// resident vectors).
+bool in_staged_slot(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input);
 
 /// Whether `e` itself is what reciprocal_division rewrites: an f32 division by a constant.
 bool divides_by_constant(const te::Expr& e);
@@ -440,8 +452,8 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s);
 /// tile in 64-column boxes (BM rows per element-wise input, one row per column vector, 1024-byte aligned),
 /// and the slots' four mbarriers (0 without the knob).
 std::int64_t staged_input_bytes(const FusionPlan& plan, const Schedule& s);
-/// Whether every input `s` stages in shared memory is read by the plan's first stage alone (the tiles that
-/// later stages read are computed from them there).
+/// Whether every input `s` stages in the slot is read by the plan's first stage alone (the tiles that later
+/// stages read are computed from them there; resident vectors are not in the slot).
 bool staged_reads_end_in_first_stage(const FusionPlan& plan, const Schedule& s);
 /// Whether one_input_slot applies to `plan` (the plan `s` runs) under `s`: tma_inputs with a deferred
 /// reduction, or with row reductions combined in the kernel whose staged inputs the first stage alone reads

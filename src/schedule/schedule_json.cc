@@ -106,6 +106,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"streaming_hints", &Schedule::streaming_hints},
       {"global_exchange", &Schedule::global_exchange},
       {"unstaged_vectors", &Schedule::unstaged_vectors},
+      {"resident_vectors", &Schedule::resident_vectors},
       {"box_reads", &Schedule::box_reads},
       {"packed_rounding", &Schedule::packed_rounding, false, false, true},
       {"shared_pointers", &Schedule::shared_pointers, false, false, true},

@@ -182,7 +182,7 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // On the H100 the cluster form with them ran 115.6 µs (three stages) and 119.3 µs (four, vectors
   // unstaged) against 106.2 µs with the DSMEM exchange: its wait for the group's peers took 6–7.6 µs a row
   // block where the cluster's took 1.25 (benchmarks/NOTES.md, Change 53).
-  s.global_exchange = s.unstaged_vectors = false;
+  s.global_exchange = s.unstaged_vectors = s.resident_vectors = false;  // (resident: not yet measured)
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
   if (!schedule::finish_row_split_applies(plan, s)) s.finish_row_split = false;
   if (!schedule::multicast_b_applies(plan, s)) s.multicast_b = false;

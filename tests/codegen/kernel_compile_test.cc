@@ -499,9 +499,14 @@ TEST(KernelCompile, OneInputSlotInAClusterForm) {
   cluster.persistent = cluster.one_pass_variance = cluster.carry_in_accumulator = true;
   cluster.interior_tiles = cluster.fenced_exchange_arrive = true;
   cluster.tma_inputs = cluster.unstaged_vectors = cluster.one_input_slot = true;
+  Schedule resident = cluster;
+  resident.unstaged_vectors = false;
+  resident.resident_vectors = true;
   compile_all({
       {"post_layernorm 1024 wide, cluster of 4, one slot, four stages",
        workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, cluster},
+      {"post_layernorm 1024 wide, cluster of 4, resident vectors, one slot, four stages",
+       workload("post_layernorm", Shape{127, 72, 1024}), std::nullopt, resident},
       {"post_layernorm odd, cluster of 4, one slot, four stages",
        workload("post_layernorm", Shape{127, 72, 1000}), std::nullopt, cluster},
   });

@@ -699,6 +699,44 @@ TEST(KernelEmitter, OneInputSlotInAClusterFormIsReleasedBeforeTheExchange) {
   }());
 }
 
+TEST(KernelEmitter, ResidentVectorsAreLoadedOnceAndTheSlotHoldsTheResidualAlone) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
+  Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);
+  s.tma_inputs = s.resident_vectors = s.one_input_slot = true;
+  const KernelSource kernel = emit_kernel(ln, s, kKey);
+  const std::string& source = kernel.source;
+  // The vectors in their own region ahead of the one slot, which holds R alone (64 columns x 128 rows, two
+  // boxes); their one barrier after the slot's four.
+  EXPECT_TRUE(contains(source,
+                       "constexpr u32 VEC_BYTES = 3072, VEC_TX_BYTES = 768;  // resident vectors: b at "
+                       "0, gamma at 1024, beta at 2048"));
+  EXPECT_TRUE(contains(source, "constexpr u32 IN_SLOT_BYTES = 32768, IN_TX_BYTES = 32768, IN_BOXES = 2;"));
+  EXPECT_TRUE(contains(source, "unsigned char* sIn = (unsigned char*)(sVec + VEC_BYTES);"));
+  EXPECT_TRUE(contains(source, "u64* full = vec_full + 1;"));
+  // Loaded once by the producer before its tile loop, waited for once by each consumer warpgroup before its.
+  const std::size_t producer = source.find("regs_decrease<");
+  const std::size_t load =
+      source.find("tma_load_2d(sVec + 1024 + b * 128, &tma_in_gamma, vec_full, ", producer);
+  const std::size_t tile_loop = source.find("for (int t = 0; t < tiles.count; ++t)", producer);
+  ASSERT_NE(load, std::string::npos);
+  EXPECT_LT(load, tile_loop);
+  EXPECT_EQ(source.find("&tma_in_gamma, &in_full["), std::string::npos);  // not a tile at a time
+  const std::size_t consumer = source.find("regs_increase<");
+  const std::size_t wait = source.find("if (tiles.count > 0) mbar_wait(vec_full, 0);", consumer);
+  ASSERT_NE(wait, std::string::npos);
+  EXPECT_LT(wait, source.find("for (int t = 0; t < tiles.count; ++t)", consumer));
+  // Read from the region in the last stage; the slot released after the first.
+  const std::size_t stage1 = source.find("// ---- stage 1 ----");
+  EXPECT_NE(source.find("lds_u16(vec_tile + 1024 + (i >> 5) * 128", stage1), std::string::npos);
+  EXPECT_LT(source.find("if (lane == 0) mbar_arrive(&in_empty[in_slot]);"), stage1);
+  // The region's bytes and barrier beside the one slot: the two-slot kernel's shared memory less a slot of
+  // 32768 + 3 x 1024 bytes of vectors, plus the vectors' region and its barrier.
+  Schedule two = s;
+  two.resident_vectors = two.one_input_slot = false;
+  EXPECT_EQ(kernel.launch.shared_bytes,
+            emit_kernel(ln, two, kKey).launch.shared_bytes - 2 * 35840 + 32768 + 3072 + 8);
+}
+
 TEST(KernelEmitter, FencedExchangeArriveReleasesOnceForAllPeers) {
   const FusionPlan ln = plan_of("post_layernorm", 256, 64, 1000);
   Schedule s = cluster_schedule(128, 128, 8, ValueHome::kRegisters);

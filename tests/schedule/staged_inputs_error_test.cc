@@ -15,7 +15,7 @@ using legality_error_test::plan_of;
 const std::string needs =
     "schedule for 'mm': one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
     "reductions combined in the kernel whose staged inputs only the first stage reads (unstaged_vectors=true "
-    "leaves out the vectors later stages read) and no output stored over the slot ";
+    "or resident_vectors=true leaves out the vectors later stages read) and no output stored over the slot ";
 
 TEST(ScheduleErrors, OneInputSlot) {
   auto staged = [](Schedule& s) {
@@ -131,6 +131,51 @@ TEST(ScheduleErrors, StashInSlot) {
   // LN-relu reads no input tile (no residual): it stages its vectors only.
   EXPECT_EQ(legality_error(plan_of("gemm_layernorm_relu", 256, 128, 512), [&](Schedule& s) { in_slot(s); }),
             needs + "(reduction=deferred, tma_store=true, tma_inputs=true)");
+}
+
+TEST(ScheduleErrors, ResidentVectors) {
+  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
+  auto resident = [](Schedule& s) {
+    s.cluster_n = 4;  // BN = 128: one column tile a CTA
+    s.reduction = ReductionPlacement::kCluster;
+    s.tma_inputs = s.resident_vectors = true;
+  };
+  EXPECT_EQ(legality_error(ln, resident), "(no error)");
+  // With the vectors resident, the slot holds the residual alone: one slot applies in the kernel.
+  EXPECT_EQ(legality_error(ln,
+                           [&](Schedule& s) {
+                             resident(s);
+                             s.one_input_slot = true;
+                           }),
+            "(no error)");
+  const std::string refused =
+      "schedule for 'mm': resident_vectors=true loads the per-column vectors once for the kernel: it needs "
+      "tma_inputs=true, row reductions combined in the kernel, one column tile a CTA (N <= BN x cluster_n), "
+      "a "
+      "staged per-column vector and unstaged_vectors=false ";
+  EXPECT_EQ(
+      legality_error(ln,
+                     [&](Schedule& s) {
+                       resident(s);
+                       s.cluster_n = 2;  // two column tiles a CTA, one a ping-pong warpgroup
+                       s.warp_roles = WarpRoles::kPingPong;
+                       s.bm = 64;
+                     }),
+      refused + "(tma_inputs=true, reduction=cluster, N=512, BN=128, cluster_n=2, unstaged_vectors=false)");
+  EXPECT_EQ(
+      legality_error(ln,
+                     [&](Schedule& s) {
+                       resident(s);
+                       s.unstaged_vectors = true;
+                     }),
+      refused + "(tma_inputs=true, reduction=cluster, N=512, BN=128, cluster_n=4, unstaged_vectors=true)");
+  EXPECT_EQ(
+      legality_error(ln,
+                     [&](Schedule& s) {
+                       defer_layer_norm(s);
+                       s.tma_inputs = s.resident_vectors = true;
+                     }),
+      refused + "(tma_inputs=true, reduction=deferred, N=512, BN=128, cluster_n=1, unstaged_vectors=false)");
 }
 
 TEST(ScheduleErrors, UnstagedVectors) {

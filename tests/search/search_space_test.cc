@@ -506,8 +506,16 @@ TEST(SearchSpace, OneInputSlotInTheKernelIsLegalButNotSearched) {
   const schedule::Schedule c = canonical(ln, s);
   EXPECT_FALSE(c.unstaged_vectors);
   EXPECT_FALSE(c.one_input_slot);
-  for (const schedule::Schedule& each : schedule_space(ln))
+  // Nor with the vectors resident (Change 69, not yet measured).
+  s.unstaged_vectors = false;
+  s.resident_vectors = true;
+  ASSERT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(ln, s).resident_vectors);
+  EXPECT_FALSE(canonical(ln, s).one_input_slot);
+  for (const schedule::Schedule& each : schedule_space(ln)) {
     EXPECT_FALSE(each.one_input_slot && !each.deferred()) << schedule::to_string(each);
+    EXPECT_FALSE(each.resident_vectors) << schedule::to_string(each);
+  }
 }
 
 TEST(SearchSpace, StagedPairsAndTheStashInTheSlotAreSearchedWhereTheyApply) {

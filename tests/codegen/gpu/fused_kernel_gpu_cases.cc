@@ -621,7 +621,32 @@ std::vector<Case> cases() {
     s.vector_loads = s.staged_pairs = s.box_reads = true;
     result.push_back(
         {"post_layernorm", shape, s, "one_input_slot_in_kernel_persistent_pairs/M16400_K1000_N1000"});
+    // The same with the vectors resident in shared memory instead of read from global memory.
+    s.unstaged_vectors = false;
+    s.resident_vectors = true;
+    result.push_back({"post_layernorm", shape, s, "resident_vectors_persistent_pairs/M16400_K1000_N1000"});
+    s.vector_loads = s.staged_pairs = s.box_reads = false;
+    result.push_back({"post_layernorm", shape, s, "resident_vectors_persistent/M16400_K1000_N1000"});
   }
+  // The in-kernel cases with staged inputs once more with their vectors resident (one column tile a CTA),
+  // in two slots, and in one with the stage it frees where it fits.
+  add_variants(
+      result, result.size(), "resident_vectors_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.resident_vectors = true;
+        return s.tma_inputs && !s.unstaged_vectors && !s.one_input_slot && legal(plan, t);
+      },
+      [](Schedule& s) { s.resident_vectors = true; });
+  add_variants(
+      result, result.size(), "resident_vectors_one_input_slot_",
+      [](const schedule::FusionPlan& plan, const Schedule& s) {
+        Schedule t = s;
+        t.one_input_slot = true;
+        return s.resident_vectors && !s.one_input_slot && legal(plan, t);
+      },
+      [](Schedule& s) { s.one_input_slot = true; });
+  one_stage_deeper(result, "resident_vectors_one_input_slot_");
   // And the cooperative 128 x 256 tile as the stash-in-slot form runs it: three stages, about four tiles a
   // CTA.
   add_persistent_one_slot(result, WarpRoles::kCooperative, 128, 3, "coop_128x256",
