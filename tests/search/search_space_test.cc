@@ -493,14 +493,9 @@ TEST(SearchSpace, OneInputSlotInTheKernelIsLegalButNotSearched) {
   // The cluster form in one slot needs the vectors unstaged, which the space leaves off: not searched until
   // measured (benchmarks/NOTES.md, Change 68), legal for logged schedules and A/Bs.
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
-  schedule::Schedule s;
-  s.bm = 64;
-  s.bn = 256;
+  schedule::Schedule s = codegen::test_programs::cluster_ping_pong_256();
   s.stages = 4;
-  s.warp_roles = schedule::WarpRoles::kPingPong;
-  s.cluster_n = 4;
-  s.reduction = schedule::ReductionPlacement::kCluster;
-  s.persistent = s.carry_in_accumulator = s.one_pass_variance = true;
+  s.one_pass_variance = true;
   s.tma_inputs = s.unstaged_vectors = s.one_input_slot = true;
   ASSERT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
   const schedule::Schedule c = canonical(ln, s);
