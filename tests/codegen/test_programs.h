@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "codegen/kernel_source.h"
 #include "schedule/fusion_plan.h"
 #include "schedule/schedule.h"
 #include "te/ops.h"
@@ -22,6 +23,55 @@ inline te::Program workload(const std::string& name, std::int64_t m, std::int64_
 
 inline schedule::FusionPlan plan_of(const std::string& name, std::int64_t m, std::int64_t k, std::int64_t n) {
   return schedule::plan_fusion(workload(name, m, k, n));
+}
+
+/// Tiles of BM x BN whose rows combine in a cluster of `cluster_n` CTAs (in one CTA when 1), carried tiles in
+/// `carried`; every other knob at its default.
+inline schedule::Schedule cluster_schedule(int bm, int bn, int cluster_n, schedule::ValueHome carried) {
+  schedule::Schedule s;
+  s.bm = bm;
+  s.bn = bn;
+  s.cluster_n = cluster_n;
+  s.reduction = cluster_n > 1 ? schedule::ReductionPlacement::kCluster : schedule::ReductionPlacement::kCta;
+  s.carried = carried;
+  return s;
+}
+
+/// A kernel's parameters as "kind:tensor" names (TMA maps with their box rows), in launch order.
+inline std::vector<std::string> param_names(const KernelSource& kernel) {
+  std::vector<std::string> names;
+  for (const KernelParam& p : kernel.params) {
+    switch (p.kind) {
+      case KernelParam::Kind::kTmaA:
+        names.push_back("tma_a:" + p.tensor.name());
+        break;
+      case KernelParam::Kind::kTmaB:
+        names.push_back("tma_b:" + p.tensor.name());
+        break;
+      case KernelParam::Kind::kInput:
+        names.push_back("in:" + p.tensor.name());
+        break;
+      case KernelParam::Kind::kOutput:
+        names.push_back("out:" + p.tensor.name());
+        break;
+      case KernelParam::Kind::kStash:
+        names.push_back("stash");
+        break;
+      case KernelParam::Kind::kTmaOut:
+        names.push_back("tma_out:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
+        break;
+      case KernelParam::Kind::kTmaIn:
+        names.push_back("tma_in:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
+        break;
+      case KernelParam::Kind::kTmaStash:
+        names.push_back("tma_stash:" + p.tensor.name() + "/" + std::to_string(p.box_rows));
+        break;
+      case KernelParam::Kind::kTrace:
+        names.push_back("trace");
+        break;
+    }
+  }
+  return names;
 }
 
 /// Ping-pong 64 x 128 tiles deferring their reduction to a finish kernel, carried tiles in the L2 stash.
