@@ -404,7 +404,7 @@ class KernelEmitter {
     out.line("tma_prefetch_descriptor(&tma_b);");
     for (const auto& [input, rows] : staged_.boxes())
       out.line("tma_prefetch_descriptor(&tma_in_" + input.name() + ");");
-    staged_.produce_resident(out, "tiles.n_tile(0)");
+    staged_.produce_resident(out);
     if (walks_row_blocks()) {
       out.open(
           "for (int k = 0, m_block = tiles.first_block; m_block < M_BLOCKS; ++k, m_block += "
@@ -640,14 +640,14 @@ class KernelEmitter {
     if (s_.deferred() && !s_.finish_reductions) epilogue.write_tile_partials(out);
     trace_.mark(out, TraceEvent::kElementsEnd, 0, "m0 / BM", "n0 / BN");
     const int last_stage = static_cast<int>(plan_.stages.size()) - 1;
+    // The slot is released after the last stage that reads it: the first for a deferred reduction (its one
+    // stage) and for one_input_slot in the kernel (whose rule keeps later stages out of the slot).
+    const int release_stage = s_.deferred() || s_.one_input_slot ? 0 : last_stage;
     if (s_.deferred() && s_.stores_in_place()) {
       stores_read_slot(out);
       trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
     }
-    // The slot is released after the first stage where the later stages read nothing in it (a deferred
-    // reduction's one stage; with one_input_slot in the kernel, its rule), else after the last stage.
-    const bool first_stage_releases = last_stage == 0 || s_.deferred() || s_.one_input_slot;
-    if (!staged_.empty() && first_stage_releases) staged_.release(out);
+    if (!staged_.empty() && release_stage == 0) staged_.release(out);
     if (s_.tma_store && s_.store_chunks) {
       // (the element loop stored each box; with row reductions in the kernel, the last stage's)
       if (!reduces_in_kernel()) trace_.mark(out, TraceEvent::kStoreIssued, 0, "m0 / BM", "n0 / BN");
@@ -695,7 +695,7 @@ class KernelEmitter {
       }
       epilogue.element_loop(out, stage);
       if (s_.stores_in_place() && stage == last_stage) stores_read_slot(out);
-      if (!staged_.empty() && !s_.one_input_slot && stage == last_stage) staged_.release(out);
+      if (!staged_.empty() && stage == release_stage) staged_.release(out);
       trace_.mark(out, TraceEvent::kElementsEnd, stage, "m0 / BM", "n0 / BN");
       if (s_.tma_store && stage == last_stage)
         trace_.mark(out, TraceEvent::kStoreIssued, stage, "m0 / BM", "n0 / BN");

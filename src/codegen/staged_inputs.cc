@@ -135,7 +135,7 @@ void StagedInputs::init_barriers(CodeStream& out, const std::string& readers) co
   if (resident_bytes_ > 0) out.line("mbar_init(vec_full, 1);");
 }
 
-void StagedInputs::produce_resident(CodeStream& out, const std::string& n_tile) const {
+void StagedInputs::produce_resident(CodeStream& out) const {
   if (resident_bytes_ == 0) return;
   out.line("// The per-column vectors of the CTA's one column tile, once for all its row blocks.");
   out.open("if (tiles.count > 0)");
@@ -144,7 +144,7 @@ void StagedInputs::produce_resident(CodeStream& out, const std::string& n_tile) 
   for (const Input& in : inputs_) {
     if (!in.resident) continue;
     out.line("tma_load_2d(sVec + " + std::to_string(in.offset) + " + b * 128, &tma_in_" + in.tensor.name() +
-             ", vec_full, " + n_tile + " * BN + 64 * b, 0);");
+             ", vec_full, tiles.n_tile(0) * BN + 64 * b, 0);");
   }
   out.close();
   out.close();

@@ -96,9 +96,10 @@ class StagedInputs {
   bool loads_after_operands() const { return protocol().loads_after_operands; }
   /// The protocol the producer's and consumers' code follows (the emitted expressions come from it).
   StagedProtocol protocol() const;
-  /// The producer's one load of the resident vectors (nothing without them), at the CTA's column tile
-  /// `n_tile`, before its first tile; and the consumers' one wait for them, before their first tile.
-  void produce_resident(CodeStream& out, const std::string& n_tile) const;
+  /// The producer's one load of the resident vectors (nothing without them), at the CTA's one column tile
+  /// (`tiles.n_tile(0)`, where `tiles.count > 0`), before its first tile; and the consumers' one wait for
+  /// them under the same condition, before their first tile.
+  void produce_resident(CodeStream& out) const;
   void wait_resident(CodeStream& out) const;
   /// The producer's loads of tile `tile` (its counter) at row block `m_block` and column tile `n_tile`.
   void produce(CodeStream& out, const std::string& tile, const std::string& m_block,

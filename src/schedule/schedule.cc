@@ -281,8 +281,7 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
                      "reductions combined in the kernel whose staged inputs only the first stage reads "
                      "(unstaged_vectors=true or resident_vectors=true leaves out the vectors later stages "
-                     "read) and no output stored "
-                     "over the slot (tma_inputs=") +
+                     "read) and no output stored over the slot (tma_inputs=") +
          (s.tma_inputs ? "true" : "false") +
          ", reduction=" + std::string(reduction_placement_name(s.reduction)) + ", staged inputs read after " +
          "the first stage=" + (staged_reads_end_in_first_stage(plan, s) ? "no" : "yes") +
