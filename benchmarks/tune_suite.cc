@@ -4,7 +4,7 @@
 //
 //   tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] [--repeat NAME]
 //                      [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...]
-//                      [--ab KNOB --ab-log LOG]
+//                      [--ab KNOB --ab-log LOG] [--start-log LOG]
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
@@ -13,7 +13,8 @@
 // earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
 // carried=registers: an experiment on one part of the space). --ab tunes each row only over the fastest
 // schedule LOG holds for it and that schedule with the optional knob KNOB flipped, in canonical form (with
-// --trials 2: an A/B of one knob, every other knob fixed).
+// --trials 2: an A/B of one knob, every other knob fixed). --start-log has each search try first the winners
+// that LOG holds for this GPU, of every workload, where the row's space has them (search/start_points.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
 #include "search/selection.h"
+#include "search/start_points.h"
 #include "search/tuner.h"
 #include "search/tuning_kernels.h"
 #include "search/tuning_log.h"
@@ -47,6 +49,7 @@ struct Args {
   std::vector<std::string> only;  // workload or instance names; empty: all
   std::vector<std::string> fix;   // knob=value: tune only schedules with these knob values (experiments)
   std::string ab_knob, ab_log;    // an A/B of one knob about each row's fastest schedule in a log
+  std::string start_log;          // whose winners each search tries first
   std::vector<std::string> sweep;
   std::string repeat, faults;
   bool skip_suite = false;
@@ -90,12 +93,19 @@ std::vector<Kernel> kernels_of(const SuiteEntry& entry) {
 }
 
 // Prepares the kernel (inputs, reference), starts the workers and tunes; wall time covers all of it.
-Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double timeout_s = 30) {
+// With `starts` (a log's records), the search starts from their winners on this GPU.
+Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double timeout_s = 30,
+                    const std::vector<search::TuningRecord>& starts = {}) {
   const auto start = Clock::now();
   search::IsolationOptions isolation;
   isolation.candidate_timeout_s = timeout_s;
   search::GpuTuning tuning(kernel.kernel, 1, isolation);
   search::IsolatedMeasurer& measurer = tuning.measurer();
+  if (!starts.empty()) {
+    options.starts = search::start_points(starts, measurer.target().name);
+    std::fprintf(stderr, "%s: starts from %zu winners on %s\n", kernel.name.c_str(), options.starts.size(),
+                 measurer.target().name.c_str());
+  }
   const search::GpuWorkload* workload = tuning.gemm_workload();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   // Where a run stands, on stderr as it goes: a run stopped from outside still shows how far it got.
@@ -185,6 +195,8 @@ int run(const Args& args) {
     throw CompileError("--ab needs --ab-log and goes without --fix");
   const search::LoadResult ab_log =
       args.ab_knob.empty() ? search::LoadResult{} : search::TuningLog::load(args.ab_log, true);
+  const search::LoadResult start_log =
+      args.start_log.empty() ? search::LoadResult{} : search::TuningLog::load(args.start_log, true);
   if (!args.skip_suite) {
     options.log_path = args.out_dir + "/h200.jsonl";
     for (const SuiteEntry& entry : suite()) {
@@ -201,7 +213,8 @@ int run(const Args& args) {
         if (args.fused_only && !kernel.fused_b2b()) continue;
         try {
           Outcome outcome =
-              tune_kernel(kernel, args.ab_knob.empty() ? options : ab_options(kernel, ab_log, args, options));
+              tune_kernel(kernel, args.ab_knob.empty() ? options : ab_options(kernel, ab_log, args, options),
+                          30, start_log.records);
           print_row(outcome.summary);
           report["suite"].push_back(outcome.summary);
         } catch (const std::exception& error) {
@@ -273,7 +286,7 @@ int main(int argc, char** argv) {
     std::cerr
         << "usage: tune_suite OUT_DIR [--trials N] [--seconds S] [--only WORKLOAD,...] [--sweep NAME,...] "
            "[--repeat NAME] [--faults NAME] [--skip-suite] [--fused-only] [--fix KNOB=VALUE,...] "
-           "[--ab KNOB --ab-log LOG]\n";
+           "[--ab KNOB --ab-log LOG] [--start-log LOG]\n";
     return 2;
   }
   args.out_dir = argv[1];
@@ -301,6 +314,8 @@ int main(int argc, char** argv) {
       args.ab_knob = value;
     else if (flag == "--ab-log")
       args.ab_log = value;
+    else if (flag == "--start-log")
+      args.start_log = value;
     else if (flag == "--sweep")
       args.sweep = split(value);
     else if (flag == "--repeat")

@@ -15,8 +15,10 @@
 #include "search/gpu_runner.h"
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
+#include "search/start_points.h"
 #include "search/tuner.h"
 #include "search/tuning_kernels.h"
+#include "search/tuning_log.h"
 #include "support/error.h"
 #include "te/json.h"
 #include "te/workloads.h"
@@ -26,8 +28,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: comfuse tune WORKLOAD [--shape M=…,K=…,N=…] [--trials N | --seconds S] [--exhaustive]\n"
-    "                    [--log FILE] [--repeats N] [--seed N] [--inject-faults KIND@ORDINAL,…] [--timeout "
-    "S]\n";
+    "                    [--log FILE] [--start-log FILE] [--repeats N] [--seed N] [--inject-faults "
+    "KIND@ORDINAL,…]\n"
+    "                    [--timeout S]\n";
 
 // A usage error: reported with the usage text and exit code 2.
 struct UsageError {
@@ -57,6 +60,7 @@ double parse_seconds(const std::string& flag, const std::string& text) {
 
 struct TuneArgs {
   std::string workload, shape_text, log_path;
+  std::string start_log;  // whose winners on this GPU the search tries first
   std::optional<int> trials;
   std::optional<double> seconds;
   bool exhaustive = false;
@@ -81,6 +85,8 @@ TuneArgs parse_args(const std::vector<std::string>& args) {
       parsed.exhaustive = true;
     } else if (arg == "--log" && has_value) {
       parsed.log_path = args[++i];
+    } else if (arg == "--start-log" && has_value) {
+      parsed.start_log = args[++i];
     } else if (arg == "--repeats" && has_value) {
       parsed.repeats = parse_integer<int>(arg, args[++i], 1);
     } else if (arg == "--seed" && has_value) {
@@ -226,6 +232,9 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       // Found out now rather than after the first batch has compiled.
       throw CompileError("cannot open tuning log '" + parsed.log_path + "' for appending");
     }
+    // Read now, before any part compiles: a log that does not load stops the run before it starts.
+    const search::LoadResult start_log =
+        parsed.start_log.empty() ? search::LoadResult{} : search::TuningLog::load(parsed.start_log, true);
     const std::vector<search::TuningKernel> parts = search::tuning_kernels(parsed.workload, shape);
     std::vector<search::TuningRecord> all_records;  // of every part, for the back-to-back guard
     runtime::DeviceFingerprint last_target;
@@ -260,6 +269,11 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       options.repeats = parsed.repeats;
       options.log_path = parsed.log_path;
       options.faults = parsed.faults;
+      if (!parsed.start_log.empty()) {
+        options.starts = search::start_points(start_log.records, target.name);
+        out << "starts     " << options.starts.size() << " winners on " << target.name << " from "
+            << parsed.start_log << " (tried first where this search's space has them)\n";
+      }
       options.progress = [&](const search::TuneProgress& progress) {
         if (err_is_terminal) {
           err << "\r" << progress_line(progress) << "\x1b[K" << std::flush;  // clear the rest of the old line

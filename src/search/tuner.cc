@@ -157,6 +157,8 @@ class Tuner {
         std::min(options_.trials,
                  std::max(batch_size(), std::min(options_.trials / 2, compile_rounds * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
+    const std::size_t starts_cap = batch.size() + std::max<std::size_t>(1, limit / 4);
+    for (const SpaceEntry* e : starts_in_space()) take(batch, e->schedule, std::min(limit, starts_cap));
     // At most a quarter of it with a knob that rounds past an ulp: until one is measured, the workload's
     // tolerance may refuse them all, and a batch of them would be compiled for nothing. (A division by a
     // constant as a multiplication goes free: it is within an ulp, and the IEEE division it replaces makes a
@@ -185,6 +187,30 @@ class Tuner {
     }
     for (const SpaceEntry* e : ranked) offer(e);
     return batch;
+  }
+
+  // The entries of the space that options_.starts are, in this plan's canonical form, each once, best
+  // predicted first.
+  std::vector<const SpaceEntry*> starts_in_space() const {
+    std::vector<std::pair<double, const SpaceEntry*>> found;
+    for (const Schedule& start : options_.starts) {
+      Schedule s;
+      try {
+        s = canonical(plan_, start);
+      } catch (const CompileError&) {
+        continue;  // a start of another plan's that this one cannot take: not in its space
+      }
+      const auto at =
+          std::find_if(space_.begin(), space_.end(), [&](const SpaceEntry& e) { return e.schedule == s; });
+      if (at == space_.end()) continue;
+      if (std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.second == &*at; }))
+        found.emplace_back(at->raw_us * model_.calibration(at->schedule), &*at);
+    }
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<const SpaceEntry*> out;
+    for (const auto& entry : found) out.push_back(entry.second);
+    return out;
   }
 
   std::vector<Schedule> next_batch() {

@@ -56,6 +56,10 @@ struct TuneOptions {
   /// The schedules the tuner may try, of the legal space; empty: all of it. (To tune with some knobs fixed,
   /// or to replay measurements of a smaller space.)
   std::function<bool(const schedule::Schedule&)> admit;
+  /// Schedules to try early (start_points: other searches' winners on this GPU). The first batch takes those
+  /// whose canonical form for this plan is in the space (and admitted), best predicted first, after the
+  /// default schedule and before the model's picks: a quarter of the batch at most.
+  std::vector<schedule::Schedule> starts;
 };
 
 struct TuneResult {

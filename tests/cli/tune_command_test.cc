@@ -92,6 +92,13 @@ TEST(TuneCommand, FaultSpecParsesEveryKind) {
   EXPECT_EQ(faults, expected);
 }
 
+TEST(TuneCommand, AStartLogThatDoesNotLoadStopsTheRunBeforeItStarts) {
+  const TuneRun run = tune({"post_layernorm", "--trials", "2", "--start-log", "/nonexistent/start.jsonl"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("/nonexistent/start.jsonl"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
 TEST(TuneCommand, UnknownWorkloadListsTheValidOnes) {
   const TuneRun run = tune({"gemm_relu_typo", "--trials", "2"});
   EXPECT_EQ(run.code, 2);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -124,6 +125,54 @@ TEST(Tuner, TwoIdenticalRunsPickTheSameWinnerFromTheSameCandidates) {
   EXPECT_EQ(a.winner.schedule, b.winner.schedule);
   ASSERT_EQ(a.records.size(), b.records.size());
   for (std::size_t i = 0; i < a.records.size(); ++i) EXPECT_EQ(a.records[i].schedule, b.records[i].schedule);
+}
+
+// The `count` schedules of the space that the model ranks last: no first batch takes them unasked.
+std::vector<schedule::Schedule> ranked_last(const schedule::FusionPlan& plan, std::size_t count) {
+  std::vector<std::pair<double, schedule::Schedule>> ranked;
+  for (const schedule::Schedule& s : schedule_space(plan)) ranked.emplace_back(estimate(plan, s).total_us, s);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<schedule::Schedule> last;
+  for (std::size_t i = 0; i < count && i < ranked.size(); ++i) last.push_back(ranked[i].second);
+  return last;
+}
+
+TEST(Tuner, TheFirstBatchTriesAQuarterOfItselfFromTheStartsRightAfterTheDefault) {
+  // Five schedules the model ranks last, given as other searches' winners: the first batch (12 of 24 trials
+  // with two jobs) takes three of them, right after the default schedule, and no more.
+  const te::Program program = suite_post_layernorm();
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer measurer(plan);
+  TuneOptions options = simulated_options(24);
+  options.starts = ranked_last(plan, 5);
+  ASSERT_EQ(options.starts.size(), 5u);
+  const TuneResult result = tune(program, measurer, options);
+  ASSERT_GE(result.records.size(), 12u);
+  const auto is_start = [&](const schedule::Schedule& s) {
+    return std::find(options.starts.begin(), options.starts.end(), s) != options.starts.end();
+  };
+  EXPECT_EQ(result.records[0].schedule, canonical(plan, schedule::default_schedule(plan)));
+  for (std::size_t i = 1; i <= 3; ++i) EXPECT_TRUE(is_start(result.records[i].schedule)) << i;
+  int from_starts = 0;
+  for (std::size_t i = 0; i < 12; ++i) from_starts += is_start(result.records[i].schedule) ? 1 : 0;
+  EXPECT_EQ(from_starts, 3);
+}
+
+TEST(Tuner, AStartOutsideTheSpaceChangesNothing) {
+  // BM = 96 is in no space: the run is the run without starts, candidate for candidate.
+  const te::Program program = suite_post_layernorm();
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer first(plan), second(plan);
+  TuneOptions options = simulated_options(12);
+  const TuneResult plain = tune(program, first, options);
+  schedule::Schedule odd = canonical(plan, schedule::default_schedule(plan));
+  odd.bm = 96;
+  options.starts = {odd};
+  const TuneResult started = tune(program, second, options);
+  ASSERT_EQ(plain.records.size(), started.records.size());
+  for (std::size_t i = 0; i < plain.records.size(); ++i)
+    EXPECT_EQ(plain.records[i].schedule, started.records[i].schedule) << i;
 }
 
 TEST(Tuner, FailuresAreRecordsNotExceptions) {

@@ -1,0 +1,23 @@
+// The winners of a tuning log, as starting points of a search.
+#include "search/start_points.h"
+
+#include <map>
+
+#include "search/selection.h"
+
+namespace comfuse::search {
+
+std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& records,
+                                             const std::string& target_name) {
+  std::map<std::string, std::vector<const TuningRecord*>> by_workload;
+  for (const TuningRecord& r : records) {
+    if (!r.b2b && r.target.name == target_name) by_workload[r.workload.key].push_back(&r);
+  }
+  std::vector<schedule::Schedule> starts;
+  for (const auto& [key, mine] : by_workload) {
+    if (const TuningRecord* best = select_best(mine)) starts.push_back(best->schedule);
+  }
+  return starts;
+}
+
+}  // namespace comfuse::search

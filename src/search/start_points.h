@@ -1,0 +1,20 @@
+// Where a search starts: the schedules that won other searches on the same GPU. Forms found for one row
+// (a finish kernel's walk, a stash type, TMA multicast) often win its siblings too, and the cost model may
+// rank them too low for a short search to reach them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schedule/schedule.h"
+#include "search/tuning_record.h"
+
+namespace comfuse::search {
+
+/// The winner (select_best) of each workload among `records` measured on a GPU named `target_name`, one a
+/// workload, in the order of the workloads' keys. Fused-GEMM records only (a back-to-back record's schedule
+/// is of another kind). A workload's own winner is among them: a new search of it starts from there too.
+std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& records,
+                                             const std::string& target_name);
+
+}  // namespace comfuse::search
