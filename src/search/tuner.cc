@@ -157,8 +157,6 @@ class Tuner {
         std::min(options_.trials,
                  std::max(batch_size(), std::min(options_.trials / 2, compile_rounds * batch_size()))));
     take(batch, canonical(plan_, schedule::default_schedule(plan_, options_.limits)), limit);
-    const std::size_t starts_cap = batch.size() + std::max<std::size_t>(1, limit / 4);
-    for (const SpaceEntry* e : starts_in_space()) take(batch, e->schedule, std::min(limit, starts_cap));
     // At most a quarter of it with a knob that rounds past an ulp: until one is measured, the workload's
     // tolerance may refuse them all, and a batch of them would be compiled for nothing. (A division by a
     // constant as a multiplication goes free: it is within an ulp, and the IEEE division it replaces makes a
@@ -172,6 +170,13 @@ class Tuner {
       take(batch, e->schedule, limit);
       if (rounds && batch.size() > before) ++rounding;
     };
+    // Other searches' winners (TuneOptions::starts) next, a quarter of the batch at most; those that round
+    // count toward the cap above.
+    const std::size_t starts_cap = std::min(limit, batch.size() + std::max<std::size_t>(1, limit / 4));
+    for (const SpaceEntry* e : starts_in_space()) {
+      if (batch.size() >= starts_cap) break;
+      offer(e);
+    }
     // The best predicted of every family first, then the second best of each, then the rest: the raw
     // model's error differs by family (2-3x for reductions in the kernel, 1.2-1.5x deferred), so each needs
     // a measurement before the calibration can rank one against another. (A family's best is the best that
