@@ -54,12 +54,16 @@
 #             its GPU-test variants (resident_vectors_), then post-LN K = 1024 N = 1024 traced: its winner, the
 #             log's fastest cluster form, that form with its vectors resident, and with them resident, the
 #             residual in one slot and a fourth stage (~5 min; any card)
+#   starts    RMSNorm and LN-relu (Changes 70 and 71): a search over bf16_stash, wide_finish and multicast_b
+#             fixed, and an open one starting from LOG's winners (--start-log), 24 trials each; then the rows
+#             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
+#             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot
+  steps+=\|cluster_slot\|starts
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -230,6 +234,21 @@ case $step in
       --cluster-set resident_vectors=true,one_input_slot=true,stages=4 \
       "$out/traces" "$log" post_layernorm_M16384_K1024_N1024
     ;;
+  starts)
+    rows=post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
+    run ./build/benchmarks/tune_suite "$out/fixed" --trials 24 --only "$rows" \
+      --fix bf16_stash=true,wide_finish=true,multicast_b=true >"$out/fixed.txt" 2>&1
+    run ./build/benchmarks/tune_suite "$out/open" --trials 24 --only "$rows" --start-log "$log" >"$out/open.txt" 2>&1
+    run ./build/benchmarks/bench_suite "$out/shipped.json" --repeats 50 --only "$rows,gemm_M8192_K4096_N4096" \
+      --log "$log" >"$out/bench-shipped.txt" 2>&1
+    for search in fixed open; do
+      cat "$log" "$out/$search/h200.jsonl" >"$out/$search.jsonl"
+      run ./build/benchmarks/bench_suite "$out/$search.json" --repeats 50 --only "$rows" --log "$out/$search.jsonl" \
+        >"$out/bench-$search.txt" 2>&1
+    done
+    grep -h "starts from" "$out/open.txt"
+    for bench in shipped fixed open; do echo "== $bench"; grep -v '^workload' "$out/bench-$bench.txt" | tail -3; done
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -237,7 +256,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab or cluster_slot" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot or starts" >&2
     exit 2
     ;;
 esac
