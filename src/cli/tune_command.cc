@@ -28,9 +28,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: comfuse tune WORKLOAD [--shape M=…,K=…,N=…] [--trials N | --seconds S] [--exhaustive]\n"
-    "                    [--log FILE] [--start-log FILE] [--repeats N] [--seed N] [--inject-faults "
-    "KIND@ORDINAL,…]\n"
-    "                    [--timeout S]\n";
+    "                    [--log FILE] [--start-log FILE] [--repeats N] [--seed N]\n"
+    "                    [--inject-faults KIND@ORDINAL,…] [--timeout S]\n";
 
 // A usage error: reported with the usage text and exit code 2.
 struct UsageError {
