@@ -102,9 +102,10 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   search::GpuTuning tuning(kernel.kernel, 1, isolation);
   search::IsolatedMeasurer& measurer = tuning.measurer();
   if (!starts.empty()) {
-    options.starts = search::start_points(starts, measurer.target().name);
+    const std::string gpu = measurer.target().name;
+    options.starts = search::start_points(starts, gpu);
     std::fprintf(stderr, "%s: starts from %zu winners on %s\n", kernel.name.c_str(), options.starts.size(),
-                 measurer.target().name.c_str());
+                 gpu.c_str());
   }
   const search::GpuWorkload* workload = tuning.gemm_workload();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };

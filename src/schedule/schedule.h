@@ -219,7 +219,8 @@ struct Schedule {
   // CTA keeps its columns while it walks the row blocks): the per-column vectors (bias, gamma, beta) are
   // loaded by TMA once, at the kernel's start, into shared memory of their own, and read from there by every
   // row block; the slot holds the residual alone, which the first stage reads (so one_input_slot applies).
-  // Not searched until measured (benchmarks/NOTES.md, Change 69). Written to JSON only when true.
+  // Not searched: the post-LN cluster form with it, one slot and four stages ran 4.9% faster, still 17%
+  // behind the deferred form (H200; benchmarks/NOTES.md, Change 69). Written to JSON only when true.
   bool resident_vectors = false;
   // With staged_pairs: each 64-column box's staged pairs are all loaded before the box's first element (16
   // shared-memory loads in flight at once, into registers), instead of each pair's loads at its first

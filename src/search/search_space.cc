@@ -178,11 +178,13 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   if (!knobs.prefetch_inputs) s.prefetch_inputs = false;
   if (!knobs.online_softmax) s.online_softmax = false;
   if (!s.online_softmax) s.branchless_online_update = false;
-  // Not searched, legal: the exchange through global memory, and the vectors left out of the staged slot.
-  // On the H100 the cluster form with them ran 115.6 µs (three stages) and 119.3 µs (four, vectors
-  // unstaged) against 106.2 µs with the DSMEM exchange: its wait for the group's peers took 6–7.6 µs a row
-  // block where the cluster's took 1.25 (benchmarks/NOTES.md, Change 53).
-  s.global_exchange = s.unstaged_vectors = s.resident_vectors = false;  // (resident: not yet measured)
+  // Not searched, legal: the exchange through global memory, and the vectors left out of the staged slot or
+  // kept resident. On the H100 the cluster form with them ran 115.6 µs (three stages) and 119.3 µs (four,
+  // vectors unstaged) against 106.2 µs with the DSMEM exchange: its wait for the group's peers took 6–7.6 µs
+  // a row block where the cluster's took 1.25 (benchmarks/NOTES.md, Change 53). Vectors unstaged in one slot
+  // lost 4-5% (H100), resident in one slot gained 4.9% (H200), still 17% behind the deferred form (Changes
+  // 68 and 69).
+  s.global_exchange = s.unstaged_vectors = s.resident_vectors = false;
   if (s.cluster_n == 1) s.relaxed_exchange_wait = s.fenced_exchange_arrive = false;
   if (!schedule::finish_row_split_applies(plan, s)) s.finish_row_split = false;
   if (!schedule::multicast_b_applies(plan, s)) s.multicast_b = false;
@@ -201,8 +203,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   s.reverse_finish = s.stash_evict_last = false;
   // The finish kernel reducing its rows itself: searched where its wide walk keeps each row in registers
   // (H100: the post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%), nor
-  // yet where the pairs walk keeps it (not measured); benchmarks/NOTES.md, Changes 64, 66 and 67. (After
-  // wide_finish and bf16_stash, which it depends on.)
+  // where the pairs walk keeps it (RMSNorm 0.0%, LN-relu +1.9%); benchmarks/NOTES.md, Changes 64, 66 and 67.
+  // (After wide_finish and bf16_stash, which it depends on.)
   if (s.finish_reductions && !(s.wide_finish && schedule::finish_reductions_apply(plan, s) &&
                                schedule::finish_row_in_registers(plan, s))) {
     s.finish_reductions = false;
@@ -248,8 +250,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
         }))) {
     s.tma_store = false;
   }
-  // (After tma_inputs is settled. In the kernel, it needs unstaged_vectors for the norms, which is off here:
-  // one slot is searched for the deferred forms alone until its cluster form is measured.)
+  // (After tma_inputs is settled. In the kernel, it needs unstaged_vectors or resident_vectors for the norms,
+  // both off here: one slot is searched for the deferred forms alone, as its cluster forms measured slower.)
   if (s.one_input_slot && !schedule::with_effective_plan(plan, s, [&](const schedule::FusionPlan& effective) {
         return schedule::one_input_slot_applies(effective, s);
       })) {

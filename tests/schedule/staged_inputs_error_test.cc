@@ -151,8 +151,7 @@ TEST(ScheduleErrors, ResidentVectors) {
   const std::string refused =
       "schedule for 'mm': resident_vectors=true loads the per-column vectors once for the kernel: it needs "
       "tma_inputs=true, row reductions combined in the kernel, one column tile a CTA (N <= BN x cluster_n), "
-      "a "
-      "staged per-column vector and unstaged_vectors=false ";
+      "a staged per-column vector and unstaged_vectors=false ";
   EXPECT_EQ(
       legality_error(ln,
                      [&](Schedule& s) {
