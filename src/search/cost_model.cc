@@ -21,6 +21,9 @@ constexpr double kLatePassEfficiency = 0.5;
 // How much longer one consumer warpgroup takes over an epilogue than the two the streaming rates assume
 // (fitted to the exhaustive sweeps of 2026-12-02 and the shipped log's cooperative BM = 64 records).
 constexpr double kLoneEpilogueSlowdown = 1.5;
+// The share of a stage-0 input's bytes an epilogue still pays when TMA staged them under the mainloop, as for
+// the TMA store's outputs.
+constexpr double kStagedInputWeight = 0.3;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -93,6 +96,21 @@ double concurrent_ctas(int sms, int cluster) {
   return sms;
 }
 
+// The tensor cores' share a ring of `stages` operand stages keeps fed. The stages in flight while one is
+// consumed hide the loads' latency when they take long enough to consume, so what counts is the work ahead,
+// not the count: a 128 x 256 tile's K block is twice a 64 x 256 tile's, and three stages of it hide as much
+// as five of the smaller. Counted in 64 x 256 x 64 blocks ahead (64 x 256 tiles with two, three and four
+// stages have 1, 2 and 3): 0.8 at one, 0.87 at two, full from three, linear between; under one, down to 0.5.
+// Chosen among three curves by where each ranks the shipped log's fastest records (benchmarks/NOTES.md, "The
+// cost model's pipeline depth and staged inputs").
+double pipeline_depth_efficiency(const schedule::Schedule& s) {
+  const double ahead = (s.stages - 1) * static_cast<double>(s.bm) * s.bn * s.bk / (64.0 * 256.0 * 64.0);
+  if (ahead >= 3) return 1.0;
+  if (ahead >= 2) return 0.87 + 0.13 * (ahead - 2);
+  if (ahead >= 1) return 0.8 + 0.07 * (ahead - 1);
+  return 0.5 + 0.3 * ahead;
+}
+
 }  // namespace
 
 MachineModel machine_model(const runtime::DeviceFingerprint& target) {
@@ -146,7 +164,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const int warpgroups_feeding = ping_pong ? 2 : s.bm / 64;
   const double issue_efficiency = warpgroups_feeding >= 2 ? 1.0 : kSingleIssueEfficiency;
   const double width_efficiency = s.bn / (s.bn + 24.0);
-  const double depth_efficiency = s.stages >= 4 ? 1.0 : (s.stages == 3 ? 0.93 : 0.8);
+  const double depth_efficiency = pipeline_depth_efficiency(s);
   const double tile_flops = 2.0 * s.bm * s.bn * static_cast<double>(a.k);
   const double tile_mma_us =
       tile_flops / (sm_flops_per_us * issue_efficiency * width_efficiency * depth_efficiency);
@@ -187,10 +205,13 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
     if (input.broadcast != schedule::Broadcast::kFull) continue;
     (read_stage[i] == 0 ? early_bytes : late_input_bytes) += te::dtype_bytes(input.tensor.dtype());
   }
+  const double compulsory_input_bytes = early_bytes + late_input_bytes;
+  // Inputs staged by TMA (tma_inputs) arrive in shared memory while the mainloop runs, as the TMA store's
+  // outputs leave under the next one: the epilogue pays for reading them from shared memory, not their bytes.
+  if (s.tma_inputs) early_bytes *= kStagedInputWeight;
   for (const te::Tensor& out : plan.program.outputs())
     (plan.stage(out) == 0 ? early_output_bytes : late_output_bytes) += te::dtype_bytes(out.dtype());
-  const double compulsory_per_element =
-      early_bytes + late_input_bytes + early_output_bytes + late_output_bytes;
+  const double compulsory_per_element = compulsory_input_bytes + early_output_bytes + late_output_bytes;
   // Outputs stored with TMA leave asynchronously from shared memory in whole lines: most of their time hides
   // under the next tile's mainloop.
   const double store_weight = s.tma_store ? 0.3 : 1.0;

@@ -38,6 +38,42 @@ TEST(CostModel, LargeGemmNearTheTensorCoreRoof) {
   EXPECT_LT(e.total_us, 1.3 * floor_us);
 }
 
+TEST(CostModel, ThreeStagesOfATallTileHideAsMuchAsFourOfAShortOne) {
+  // A 128 x 256 tile's K block is twice a 64 x 256 tile's work, so its ring of three stages keeps two such
+  // blocks' loads in flight while one is consumed, as four stages of the shorter tile do (the shipped log's
+  // deferred post-LN winners: cooperative 128 x 256 with three stages ran faster than with four). A ring too
+  // shallow for its tile still costs: 128 x 128 with three stages over four.
+  const schedule::FusionPlan plan = plan_of("gemm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
+  schedule::Schedule tall;
+  tall.bn = 256;
+  tall.stages = 3;
+  schedule::Schedule deeper = tall;
+  deeper.stages = 4;
+  EXPECT_EQ(estimate(plan, tall).mainloop_us, estimate(plan, deeper).mainloop_us);
+  schedule::Schedule shallow = tall;
+  shallow.bn = 128;
+  schedule::Schedule fed = shallow;
+  fed.stages = 4;
+  EXPECT_GT(estimate(plan, shallow).mainloop_us, 1.05 * estimate(plan, fed).mainloop_us);
+}
+
+TEST(CostModel, InputsStagedByTmaLeaveTheEpiloguesPath) {
+  // post-LN's residual read element by element in stage 0: staged into shared memory under the mainloop
+  // (tma_inputs), the epilogue no longer pays its bytes at the DRAM rate. Cooperative warpgroups, whose
+  // epilogue runs in the open between mainloops.
+  const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
+  schedule::Schedule s = deferred_ping_pong();
+  s.warp_roles = schedule::WarpRoles::kCooperative;
+  s.bm = 128;
+  s.bf16_stash = true;
+  schedule::Schedule staged = s;
+  staged.tma_inputs = true;
+  const CostEstimate global = estimate(plan, s), shared = estimate(plan, staged);
+  EXPECT_LT(shared.epilogue_us, global.epilogue_us);
+  EXPECT_EQ(shared.mainloop_us, global.mainloop_us);
+  EXPECT_EQ(shared.dram_us, global.dram_us);  // the same compulsory bytes
+}
+
 TEST(CostModel, PingPongHidesAStashingEpilogue) {
   const schedule::FusionPlan plan = plan_of("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
   schedule::Schedule cooperative;
