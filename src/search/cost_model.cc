@@ -96,10 +96,10 @@ double concurrent_ctas(int sms, int cluster) {
   return sms;
 }
 
-// The tensor cores' share a ring of `stages` operand stages keeps fed. The stages in flight while one is
-// consumed hide the loads' latency when they take long enough to consume, so what counts is the work ahead,
-// not the count: a 128 x 256 tile's K block is twice a 64 x 256 tile's, and three stages of it hide as much
-// as five of the smaller. Counted in 64 x 256 x 64 blocks ahead (64 x 256 tiles with two, three and four
+// The share of the tensor cores' time a ring of `stages` operand stages keeps fed. The stages in flight while
+// one is consumed hide the loads' latency when they take long enough to consume, so what counts is the work
+// ahead, not the count: a 128 x 256 tile's K block is twice a 64 x 256 tile's, and three stages of it hide as
+// much as five of the smaller. Counted in 64 x 256 x 64 blocks ahead (64 x 256 tiles with two, three and four
 // stages have 1, 2 and 3): 0.8 at one, 0.87 at two, full from three, linear between; under one, down to 0.5.
 // Chosen among three curves by where each ranks the shipped log's fastest records (benchmarks/NOTES.md, "The
 // cost model's pipeline depth and staged inputs").
