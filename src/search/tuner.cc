@@ -173,9 +173,10 @@ class Tuner {
     // Other searches' winners (TuneOptions::starts) next, a quarter of the batch at most; those that round
     // count toward the cap above.
     const std::size_t starts_cap = std::min(limit, batch.size() + std::max<std::size_t>(1, limit / 4));
-    for (const SpaceEntry* e : starts_in_space()) {
+    const std::set<Schedule> starts = canonical_starts();
+    for (const SpaceEntry* e : ranked) {
       if (batch.size() >= starts_cap) break;
-      offer(e);
+      if (starts.count(e->schedule)) offer(e);
     }
     // The best predicted of every family first, then the second best of each, then the rest: the raw
     // model's error differs by family (2-3x for reductions in the kernel, 1.2-1.5x deferred), so each needs
@@ -194,28 +195,18 @@ class Tuner {
     return batch;
   }
 
-  // The entries of the space that options_.starts are, in this plan's canonical form, each once, best
-  // predicted first.
-  std::vector<const SpaceEntry*> starts_in_space() const {
-    std::vector<std::pair<double, const SpaceEntry*>> found;
+  // options_.starts in this plan's canonical form; first_batch offers those in the space, in the model's
+  // order.
+  std::set<Schedule> canonical_starts() const {
+    std::set<Schedule> starts;
     for (const Schedule& start : options_.starts) {
-      Schedule s;
       try {
-        s = canonical(plan_, start);
+        starts.insert(canonical(plan_, start));
       } catch (const CompileError&) {
-        continue;  // a start of another plan's that this one cannot take: not in its space
+        // another plan's start that this one cannot take: not in its space
       }
-      const auto at =
-          std::find_if(space_.begin(), space_.end(), [&](const SpaceEntry& e) { return e.schedule == s; });
-      if (at == space_.end()) continue;
-      if (std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.second == &*at; }))
-        found.emplace_back(at->raw_us * model_.calibration(at->schedule), &*at);
     }
-    std::stable_sort(found.begin(), found.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<const SpaceEntry*> out;
-    for (const auto& entry : found) out.push_back(entry.second);
-    return out;
+    return starts;
   }
 
   std::vector<Schedule> next_batch() {
