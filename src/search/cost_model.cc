@@ -21,9 +21,9 @@ constexpr double kLatePassEfficiency = 0.5;
 // How much longer one consumer warpgroup takes over an epilogue than the two the streaming rates assume
 // (fitted to the exhaustive sweeps of 2026-12-02 and the shipped log's cooperative BM = 64 records).
 constexpr double kLoneEpilogueSlowdown = 1.5;
-// The share of a stage-0 input's bytes an epilogue still pays when TMA staged them under the mainloop, as for
-// the TMA store's outputs.
-constexpr double kStagedInputWeight = 0.3;
+// The share of their bytes an epilogue still pays for tiles TMA moves while a mainloop runs: outputs stored
+// with tma_store, stage-0 inputs staged with tma_inputs.
+constexpr double kTmaMovedBytesWeight = 0.3;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -208,13 +208,13 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double compulsory_input_bytes = early_bytes + late_input_bytes;
   // Inputs staged by TMA (tma_inputs) arrive in shared memory while the mainloop runs, as the TMA store's
   // outputs leave under the next one: the epilogue pays for reading them from shared memory, not their bytes.
-  if (s.tma_inputs) early_bytes *= kStagedInputWeight;
+  if (s.tma_inputs) early_bytes *= kTmaMovedBytesWeight;
   for (const te::Tensor& out : plan.program.outputs())
     (plan.stage(out) == 0 ? early_output_bytes : late_output_bytes) += te::dtype_bytes(out.dtype());
   const double compulsory_per_element = compulsory_input_bytes + early_output_bytes + late_output_bytes;
   // Outputs stored with TMA leave asynchronously from shared memory in whole lines: most of their time hides
   // under the next tile's mainloop.
-  const double store_weight = s.tma_store ? 0.3 : 1.0;
+  const double store_weight = s.tma_store ? kTmaMovedBytesWeight : 1.0;
   early_bytes += store_weight * early_output_bytes;
   double late_bytes = late_input_bytes + store_weight * late_output_bytes;
   // Each carried tile is written once and read once per later stage that needs it, as f32 or bf16.
