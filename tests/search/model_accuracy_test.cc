@@ -27,11 +27,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One reducing workload's measured schedules with the raw model's estimate of each.
+// One workload's measured schedules (the shipped log's ok fused-GEMM records) with the raw model's estimate
+// of each, and its fastest.
 struct Row {
   schedule::FusionPlan plan;
   std::vector<double> estimated, measured;
   std::vector<double> deferred_ratios, in_kernel_ratios;  // measured / estimated
+  schedule::Schedule fastest;
+  double fastest_us = 0;
   std::string label() const {
     std::ostringstream out;
     out << "M" << plan.anchor.m << " K" << plan.anchor.k << " N" << plan.anchor.n << " ("
@@ -40,22 +43,31 @@ struct Row {
   }
 };
 
-std::vector<Row> reducing_rows() {
+// Every workload of the shipped log, in the order of its first record.
+std::vector<Row> measured_rows() {
   const LoadResult loaded = TuningLog::load(kShippedLog, true);
   std::map<std::string, std::size_t> by_key;
   std::vector<Row> rows;
   for (const TuningRecord& r : loaded.records) {
     if (r.b2b || r.status != RecordStatus::kOk) continue;
     auto [it, fresh] = by_key.try_emplace(r.workload.key, rows.size());
-    if (fresh) rows.push_back({schedule::plan_fusion(r.workload.program), {}, {}, {}, {}});
+    if (fresh) rows.push_back({schedule::plan_fusion(r.workload.program), {}, {}, {}, {}, {}, 0});
     Row& row = rows[it->second];
-    if (!row.plan.has_reductions()) continue;
     const double estimated = estimate(row.plan, r.schedule).total_us;
     row.estimated.push_back(estimated);
     row.measured.push_back(*r.median_us);
     (r.schedule.deferred() ? row.deferred_ratios : row.in_kernel_ratios).push_back(*r.median_us / estimated);
+    if (row.measured.size() == 1 || *r.median_us < row.fastest_us) {
+      row.fastest = r.schedule;
+      row.fastest_us = *r.median_us;
+    }
   }
-  std::erase_if(rows, [](const Row& row) { return row.measured.empty(); });
+  return rows;
+}
+
+std::vector<Row> reducing_rows() {
+  std::vector<Row> rows = measured_rows();
+  std::erase_if(rows, [](const Row& row) { return !row.plan.has_reductions(); });
   return rows;
 }
 
@@ -90,42 +102,23 @@ TEST(ModelAccuracy, ErrsAlikeForReductionsInTheKernelAndDeferred) {
 TEST(ModelAccuracy, PrintWhereTheModelRanksTheFastestRecords) {
   if (std::getenv("COMFUSE_PRINT_MODEL_RANKS") == nullptr)
     GTEST_SKIP() << "a report: COMFUSE_PRINT_MODEL_RANKS=1";
-  const LoadResult loaded = TuningLog::load(kShippedLog, true);
-  struct Workload {
-    const TuningRecord* fastest = nullptr;
-    std::vector<double> estimated, measured;
-  };
-  std::map<std::string, Workload> workloads;
-  std::map<std::string, schedule::FusionPlan> plans;
-  for (const TuningRecord& r : loaded.records) {
-    if (r.b2b || r.status != RecordStatus::kOk) continue;
-    auto plan = plans.find(r.workload.key);
-    if (plan == plans.end())
-      plan = plans.emplace(r.workload.key, schedule::plan_fusion(r.workload.program)).first;
-    Workload& w = workloads[r.workload.key];
-    w.estimated.push_back(estimate(plan->second, r.schedule).total_us);
-    w.measured.push_back(*r.median_us);
-    if (w.fastest == nullptr || *r.median_us < *w.fastest->median_us) w.fastest = &r;
-  }
   double rho_sum = 0, log_ahead_sum = 0;
   int counted = 0;
-  for (const auto& [key, w] : workloads) {
-    if (w.measured.size() < 20) continue;
-    const schedule::FusionPlan& plan = plans.at(key);
-    const double mine = estimate(plan, w.fastest->schedule).total_us;
+  for (const Row& row : measured_rows()) {
+    if (row.measured.size() < 20) continue;
+    const schedule::FusionPlan& plan = row.plan;
+    const double mine = estimate(plan, row.fastest).total_us;
     const std::vector<schedule::Schedule> space = schedule_space(plan);
     const auto ahead = std::count_if(space.begin(), space.end(), [&](const schedule::Schedule& s) {
       return estimate(plan, s).total_us < mine;
     });
-    const double rho = spearman(w.estimated, w.measured);
+    const double rho = spearman(row.estimated, row.measured);
     rho_sum += rho;
     log_ahead_sum += std::log(static_cast<double>(ahead) + 1);
     ++counted;
-    std::cout << "M" << plan.anchor.m << " K" << plan.anchor.k << " N" << plan.anchor.n << " ("
-              << plan.program.tensors().size() << " tensors"
-              << (plan.has_reductions() ? "" : ", no reduction") << ", " << w.fastest->median_us.value()
-              << " us): rank " << ahead << " of " << space.size() << ", rank correlation " << rho << " over "
-              << w.measured.size() << "\n";
+    std::cout << row.label() << (plan.has_reductions() ? "" : ", no reduction") << ", " << row.fastest_us
+              << " us: rank " << ahead << " of " << space.size() << ", rank correlation " << rho << " over "
+              << row.measured.size() << "\n";
   }
   ASSERT_GT(counted, 0);
   std::cout << counted << " workloads: mean rank correlation " << rho_sum / counted
