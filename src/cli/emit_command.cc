@@ -48,8 +48,9 @@ void print_kernel(const codegen::KernelSource& kernel, const KernelFiles& files,
   out << "launch grid " << kernel.launch.grid_x << persistent << " block " << kernel.launch.block_x
       << " cluster " << kernel.launch.cluster_x << " shared " << kernel.launch.shared_bytes << " bytes\n";
   if (!kernel.finish_name.empty()) {
-    out << "then " << kernel.finish_name << " grid " << kernel.launch.finish_grid_x << " block "
-        << kernel.launch.finish_block_x << " (the deferred reduction's finish kernel)\n";
+    out << "then " << kernel.finish_name << " grid " << kernel.launch.finish_grid_x
+        << (kernel.launch.persistent_finish ? " (persistent: as many CTAs as the device runs at once)" : "")
+        << " block " << kernel.launch.finish_block_x << " (the deferred reduction's finish kernel)\n";
   }
   for (const auto& [name, usage] : files.compiled.kernels) {
     out << "resources " << name << ": " << usage.registers << " registers, " << usage.spill_store_bytes

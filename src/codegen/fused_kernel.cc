@@ -60,6 +60,15 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
   function_ = std::make_unique<runtime::Function>(module_->function(source_.name));
   if (!source_.finish_name.empty())
     finish_ = std::make_unique<runtime::Function>(module_->function(source_.finish_name));
+  finish_grid_ = source_.launch.finish_grid_x;
+  if (finish_ && source_.launch.persistent_finish) {
+    // As many finish CTAs as the device runs at once (their registers decide how many an SM holds).
+    runtime::LaunchConfig config;
+    config.block = {static_cast<unsigned>(source_.launch.finish_block_x), 1, 1};
+    const int fit = runtime::max_active_blocks_per_multiprocessor(*finish_, config) *
+                    context_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    finish_grid_ = std::max(1, std::min(finish_grid_, fit));
+  }
   grid_ = source_.launch.grid_x;
   if (source_.launch.persistent && source_.launch.cluster_x > 1) {
     // Persistent clusters: as many as the device runs at once (the GPCs decide, not the SM count alone).
@@ -190,7 +199,7 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
   runtime::launch(*function_, config, args.data());
   if (finish_) {  // same arguments; the stream orders it after the main kernel
     runtime::LaunchConfig finish;
-    finish.grid = {static_cast<unsigned>(source_.launch.finish_grid_x), 1, 1};
+    finish.grid = {static_cast<unsigned>(finish_grid_), 1, 1};
     finish.block = {static_cast<unsigned>(source_.launch.finish_block_x), 1, 1};
     finish.stream = stream;
     runtime::launch(*finish_, finish, args.data());

@@ -63,6 +63,7 @@ class FusedKernel {
   std::unique_ptr<runtime::Function> function_;
   std::unique_ptr<runtime::Function> finish_;  // a deferred reduction's finish kernel, or null
   int grid_ = 0;  // CTAs a launch runs: the source's grid, or of a persistent one as many as run at once
+  int finish_grid_ = 0;  // the finish kernel's CTAs, likewise (persistent_finish)
 };
 
 /// The 128-byte CUtensorMap of a row-major [rows, cols] bf16/f16 matrix at `base`, read in boxes of

@@ -121,6 +121,7 @@ class KernelEmitter {
       result.launch.finish_grid_x =
           static_cast<int>(ceil_div(plan_.anchor.m, schedule::finish_rows_per_cta(s_)));
       result.launch.finish_block_x = schedule::kFinishThreads;
+      result.launch.persistent_finish = s_.persistent_finish;
     }
     if (s_.global_exchange) {
       // The exchange's round counters (a word per exchanging group of each CTA group, and one counting the

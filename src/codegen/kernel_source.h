@@ -51,6 +51,9 @@ struct LaunchConfig {
   // memory.
   int finish_grid_x = 0;
   int finish_block_x = 0;
+  // persistent_finish: finish_grid_x is the most CTAs; the launch runs as many of them as the device holds at
+  // once, and the kernel's warps walk the rows a grid apart.
+  bool persistent_finish = false;
 };
 
 struct KernelSource {

@@ -63,6 +63,7 @@ DriverApi resolve_all(PFN_cuGetProcAddress_v12000 get_proc) {
   resolve(get_proc, "cuEventElapsedTime", 12080, api.event_elapsed_time);
   resolve(get_proc, "cuLaunchKernelEx", 11060, api.launch_kernel_ex);
   resolve(get_proc, "cuOccupancyMaxActiveClusters", 11070, api.occupancy_max_active_clusters);
+  resolve(get_proc, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, api.occupancy_max_active_blocks);
   resolve(get_proc, "cuTensorMapEncodeTiled", 12000, api.tensor_map_encode_tiled);
   return api;
 }

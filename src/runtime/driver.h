@@ -65,6 +65,7 @@ struct DriverApi {
   PFN_cuEventElapsedTime_v12080 event_elapsed_time = nullptr;
   PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
   PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
+  PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy_max_active_blocks = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encode_tiled = nullptr;
 };
 

@@ -126,6 +126,22 @@ int max_active_clusters(const Function& function, const LaunchConfig& config) {
   return clusters;
 }
 
+int max_active_blocks_per_multiprocessor(const Function& function, const LaunchConfig& config) {
+  allow(function, config);
+  const int threads = static_cast<int>(config.block.x * config.block.y * config.block.z);
+  int blocks = 0;
+  const Driver& driver = function.driver();
+  const CUresult result =
+      driver.api().occupancy_max_active_blocks(&blocks, function.get(), threads, config.dynamic_shared_bytes);
+  if (result != CUDA_SUCCESS) {
+    throw RuntimeError("cuOccupancyMaxActiveBlocksPerMultiprocessor", static_cast<int>(result),
+                       "kernel '" + function.name() + "' (block " + dims(config.block) + ", dynamic shared " +
+                           std::to_string(config.dynamic_shared_bytes) +
+                           " bytes): " + driver.describe(result));
+  }
+  return blocks;
+}
+
 void launch(const Function& function, const LaunchConfig& config, void** args) {
   validate(function, config);
   allow(function, config);

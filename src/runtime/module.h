@@ -90,6 +90,11 @@ void launch(const Function& function, const LaunchConfig& config, void** args);
 /// cuOccupancyMaxActiveClusters, a RuntimeError naming it on failure. `config.grid` is ignored.
 int max_active_clusters(const Function& function, const LaunchConfig& config);
 
+/// How many CTAs of `config.block` threads (with its dynamic shared memory, no cluster) one multiprocessor
+/// runs at once: cuOccupancyMaxActiveBlocksPerMultiprocessor, a RuntimeError naming it on failure.
+/// `config.grid` is ignored.
+int max_active_blocks_per_multiprocessor(const Function& function, const LaunchConfig& config);
+
 /// Launches with the kernel parameters given by value (each must match the kernel's parameter type exactly).
 template <typename... Args>
 void launch(const Function& function, const LaunchConfig& config, const Args&... args) {

@@ -277,6 +277,12 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
     fail("reverse_finish=true orders a finish kernel's rows, which only reduction=deferred has (reduction=" +
          std::string(reduction_placement_name(s.reduction)) + ")");
   }
+  if (s.persistent_finish && !s.deferred()) {
+    fail(
+        "persistent_finish=true runs a finish kernel's CTAs over its rows, which only reduction=deferred has "
+        "(reduction=" +
+        std::string(reduction_placement_name(s.reduction)) + ")");
+  }
   if (s.one_input_slot && !one_input_slot_applies(plan, s)) {
     fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
                      "reductions combined in the kernel whose staged inputs only the first stage reads "

@@ -252,6 +252,12 @@ struct Schedule {
   // (no finish_row_split). Rounds where the stash does (the statistics come from the stashed values).
   // Searched only where the wide walk keeps the row (Change 66). Written to JSON only when true.
   bool finish_reductions = false;
+  // With a deferred reduction: the finish kernel runs as many CTAs as the device holds at once, and each warp
+  // (or ROW_SPLIT warps) walks rows a grid apart; before a row's first load its lanes ask L2 for the stash
+  // lines of the warp's next row (prefetch.global.L2, a 128-byte line a lane a step). The last partial wave
+  // of CTAs goes, and a warp's next row streams in while it reduces and writes this one. The rows' values
+  // are the same either way. Legal, not searched until measured. Written to JSON only when true.
+  bool persistent_finish = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

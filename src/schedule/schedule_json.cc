@@ -111,6 +111,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"packed_rounding", &Schedule::packed_rounding, false, false, true},
       {"shared_pointers", &Schedule::shared_pointers, false, false, true},
       {"finish_reductions", &Schedule::finish_reductions, true},
+      {"persistent_finish", &Schedule::persistent_finish},
   };
   return kKnobs;
 }

@@ -176,6 +176,24 @@ TEST_F(LaunchTest, MaxActiveClustersFitTheMultiprocessors) {
   }
 }
 
+TEST_F(LaunchTest, MaxActiveBlocksFollowTheirSharedMemory) {
+  const CompiledProgram program = compile(test_kernels::kDynamicShared);
+  Module module(context(), program.image);
+  const Function kernel = module.function("dynamic_shared");
+  LaunchConfig config;
+  config.block.x = 256;
+  // Shared memory decides: one block of 200 KB an SM (227 KB in all), two of 100 KB; with 20 KB the
+  // threads do (2048 an SM: eight blocks of 256 at most).
+  config.dynamic_shared_bytes = 200 * 1024;
+  EXPECT_EQ(max_active_blocks_per_multiprocessor(kernel, config), 1);
+  config.dynamic_shared_bytes = 100 * 1024;
+  EXPECT_EQ(max_active_blocks_per_multiprocessor(kernel, config), 2);
+  config.dynamic_shared_bytes = 20 * 1024;
+  const int blocks = max_active_blocks_per_multiprocessor(kernel, config);
+  EXPECT_GE(blocks, 3);
+  EXPECT_LE(blocks, 8);
+}
+
 TEST_F(LaunchTest, ClusterMustDivideTheGrid) {
   const CompiledProgram program = compile(test_kernels::kClusterExchange);
   Module module(context(), program.image);

@@ -419,6 +419,21 @@ TEST(ScheduleErrors, ReverseFinish) {
             "reduction=deferred has (reduction=cta)");
 }
 
+TEST(ScheduleErrors, PersistentFinish) {
+  auto deferred = [](Schedule& s) {
+    defer_layer_norm(s);
+    s.persistent_finish = true;
+  };
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
+  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                           [&](Schedule& s) {
+                             deferred(s);
+                             s.reduction = ReductionPlacement::kCta;
+                           }),
+            "schedule for 'mm': persistent_finish=true runs a finish kernel's CTAs over its rows, which only "
+            "reduction=deferred has (reduction=cta)");
+}
+
 TEST(ScheduleErrors, StreamingHints) {
   auto hinted = [](Schedule& s) {
     defer_layer_norm(s);

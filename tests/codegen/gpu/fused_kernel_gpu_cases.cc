@@ -740,6 +740,27 @@ std::vector<Case> cases() {
     c.label = "shared_pointers_" + c.label;
     result.push_back(c);
   }
+  // Every finish kernel's form (both walks, split rows, rows last-first, the stashed terms, rows reduced from
+  // the stash; tails in M, N and K) once more on a persistent grid that prefetches each warp's next row. At
+  // these shapes a warp takes one row; so each form once more at M = 20000, more rows than the H200's or the
+  // H100's resident warps (132 SMs x 64), where a warp walks two rows or three (ten with split rows) and
+  // prefetches all but its last.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    const bool finish_form = c.label.rfind("deferred_", 0) == 0 || c.label.rfind("wide_finish_", 0) == 0 ||
+                             c.label.rfind("finish_row_split_", 0) == 0 ||
+                             c.label.rfind("reverse_finish_", 0) == 0 ||
+                             c.label.rfind("finish_reductions_", 0) == 0;
+    if (!finish_form || !c.schedule.deferred()) continue;
+    c.schedule.persistent_finish = true;
+    c.label = "persistent_finish_" + c.label;
+    if (!legal(schedule::plan_fusion(build(c)), c.schedule)) continue;
+    result.push_back(c);
+    if (c.shape.at("M") != 77 || c.shape.at("K") != 40) continue;
+    c.shape["M"] = 20000;
+    c.label = c.label.substr(0, c.label.find('/')) + "/M20000_K40_N" + std::to_string(c.shape.at("N"));
+    result.push_back(c);
+  }
   // Cases that differed only in their cluster or value home are the same kernel once deferred: keep one.
   std::set<std::string> seen;
   std::erase_if(result, [&](const Case& c) {
