@@ -20,7 +20,8 @@ struct ReferenceCheck {
 };
 
 /// Rebuilds the same program with `rows` rows (every fused plan is row-independent: row i of the outputs
-/// depends only on row i of the row-indexed inputs).
+/// depends only on row i of the row-indexed inputs). A program whose elements read the row index itself (a
+/// causal mask) is not: a rebuilt block's rows count from 0 again, so check such programs whole.
 using RowProgramBuilder = std::function<te::Program(std::int64_t rows)>;
 
 /// The reference outputs of the row blocks a check compares: the whole output for small programs, else three
