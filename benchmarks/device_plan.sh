@@ -58,12 +58,16 @@
 #             fixed, and an open one starting from LOG's winners (--start-log), 24 trials each; then the rows
 #             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
 #             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
+#   persistent  the finish kernel on a persistent grid (Change 72): a device copy of the finish kernels' bytes
+#             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
+#             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
+#             with persistent_finish (~6 min; any card, an H200 for the timings issue 7 counts)
 # Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts
+  steps+=\|cluster_slot\|starts\|persistent
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -249,6 +253,14 @@ case $step in
     grep -h "starts from" "$out/open.txt"
     for bench in shipped fixed open; do echo "== $bench"; grep -v '^workload' "$out/bench-$bench.txt" | tail -3; done
     ;;
+  persistent)
+    run timeout 60 python3 benchmarks/copy_probe.py >"$out/copy-probe.txt" 2>&1
+    gpu_variants persistent_finish_ post_layernorm,gemm_softmax,gemm_softcap_softmax,gemm_gelu_layernorm
+    rows=(post_layernorm_M16384_K1024_N1024 gemm_softmax_M4096_K1024_N8192 gemm_softcap_softmax_M4096_K1024_N8192)
+    rows+=(post_layernorm_M8192_K1024_N4096 gemm_gelu_layernorm_M16384_K1024_N4096)
+    run benchmarks/trace_rows.sh --set persistent_finish=true --no-gpu-test "$out/traces" "$log" "${rows[@]}"
+    cat "$out/copy-probe.txt"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -256,7 +268,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot or starts" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts or persistent" >&2
     exit 2
     ;;
 esac
