@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "codegen/fused_kernel.h"
 #include "codegen/kernel_source.h"
 #include "codegen/test_programs.h"
 #include "support/error.h"
@@ -595,6 +596,40 @@ TEST(KernelCompile, FinishReductions) {
       {"post_rmsnorm N = 4096, finish reductions over pairs, the row kept in registers",
        workload("post_rmsnorm", Shape{77, 72, 4096}), std::nullopt, kept_pairs},
   });
+}
+
+TEST(KernelCompile, PersistentFinishKeepsTheFinishKernelsRegisters) {
+  // The finish kernel's loop over rows: the compiler, left to itself, hoisted every address of a lane's
+  // columns and the row vectors out of it (the N = 4096 row kept in registers: 122 registers to 255, one CTA
+  // an SM). With the loop's opaque copies each form keeps its one-row kernel's CTAs an SM (its registers, in
+  // the 64 K of an SM, allocated 8 a thread at a time).
+  const auto ctas_an_sm = [](int registers) {
+    return 65536 / (schedule::kFinishThreads * ((registers + 7) / 8 * 8));
+  };
+  Schedule wide = deferred_one_slot();
+  wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
+  wide.warp_roles = WarpRoles::kCooperative;
+  wide.bm = 128;
+  wide.stages = 3;
+  wide.bf16_stash = wide.wide_finish = wide.streaming_hints = wide.finish_reductions = true;
+  wide.batched_reads = wide.deep_reads = false;
+  const Schedule pairs = deferred_one_pass_layer_norm();
+  struct Form {
+    std::string what;
+    std::int64_t n;
+    Schedule one_row;
+  };
+  for (const auto& [what, n, one_row] : {Form{"N = 4096, wide, the row kept", 4096, wide},
+                                         Form{"N = 1000, pairs over an f32 stash", 1000, pairs}}) {
+    const FusionPlan plan = schedule::plan_fusion(workload("post_layernorm", Shape{77, 72, n}));
+    Schedule walking = one_row;
+    walking.persistent_finish = true;
+    const KernelSource before = emit_kernel(plan, one_row, kKey), after = emit_kernel(plan, walking, kKey);
+    const int registers_before = compile_kernel_source(before).kernels.at(before.finish_name).registers;
+    const int registers_after = compile_kernel_source(after).kernels.at(after.finish_name).registers;
+    EXPECT_EQ(ctas_an_sm(registers_after), ctas_an_sm(registers_before))
+        << what << ": " << registers_before << " registers, then " << registers_after;
+  }
 }
 
 TEST(KernelCompile, GlobalExchange) {
