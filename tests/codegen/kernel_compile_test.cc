@@ -559,6 +559,19 @@ TEST(KernelCompile, StashInSlot) {
   });
 }
 
+// The post-LN winners' form: cooperative 128 x 256 with three stages, the stash stored from the staged slot,
+// the finish kernel's wide walk reducing each row from the stash.
+Schedule wide_finish_reductions() {
+  Schedule wide = deferred_one_slot();
+  wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
+  wide.warp_roles = WarpRoles::kCooperative;
+  wide.bm = 128;
+  wide.stages = 3;
+  wide.bf16_stash = wide.wide_finish = wide.streaming_hints = wide.finish_reductions = true;
+  wide.batched_reads = wide.deep_reads = false;
+  return wide;
+}
+
 TEST(KernelCompile, FinishReductions) {
   // The finish kernel reducing its rows from the stash: the pairs walk over an f32 stash, the wide walk over
   // the cooperative stash-in-slot form with streaming hints, an RMSNorm (a plain sum of squares), pairs with
@@ -571,13 +584,7 @@ TEST(KernelCompile, FinishReductions) {
   Schedule batched = pairs;
   batched.bn = 80;
   batched.vector_loads = batched.batched_reads = true;
-  Schedule wide = deferred_one_slot();
-  wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
-  wide.warp_roles = WarpRoles::kCooperative;
-  wide.bm = 128;
-  wide.stages = 3;
-  wide.bf16_stash = wide.wide_finish = wide.streaming_hints = wide.finish_reductions = true;
-  wide.batched_reads = wide.deep_reads = false;
+  const Schedule wide = wide_finish_reductions();
   Schedule rms = deferred_one_pass_layer_norm();
   rms.one_pass_variance = false;  // no variance
   rms.finish_reductions = true;
@@ -606,13 +613,7 @@ TEST(KernelCompile, PersistentFinishKeepsTheFinishKernelsRegisters) {
   const auto ctas_an_sm = [](int registers) {
     return 65536 / (schedule::kFinishThreads * ((registers + 7) / 8 * 8));
   };
-  Schedule wide = deferred_one_slot();
-  wide.tma_store = wide.stash_in_slot = wide.staged_pairs = wide.box_reads = true;
-  wide.warp_roles = WarpRoles::kCooperative;
-  wide.bm = 128;
-  wide.stages = 3;
-  wide.bf16_stash = wide.wide_finish = wide.streaming_hints = wide.finish_reductions = true;
-  wide.batched_reads = wide.deep_reads = false;
+  const Schedule wide = wide_finish_reductions();
   const Schedule pairs = deferred_one_pass_layer_norm();
   struct Form {
     std::string what;
