@@ -108,8 +108,8 @@ void emit_finish_kernel(CodeStream& out, const schedule::FusionPlan& plan, const
   const auto row_of = [&](const std::string& nth) {
     return s.reverse_finish ? "M - 1 - (" + nth + ")" : nth;
   };
-  const std::vector<RowInvariant> invariants = row_invariants(plan, param_names);
   if (s.persistent_finish) {
+    const std::vector<RowInvariant> invariants = row_invariants(plan, param_names);
     declare_part();
     for (const RowInvariant& v : invariants)
       out.line((v.pointer ? v.type + " const " : "const " + v.type + " ") + v.name + "_rows = " + v.name +

@@ -404,34 +404,25 @@ TEST(ScheduleErrors, WideFinish) {
       "tiles and inputs along the rows (reduction=cta, N=512)");
 }
 
-TEST(ScheduleErrors, ReverseFinish) {
-  auto deferred = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.reverse_finish = true;
+TEST(ScheduleErrors, FinishKernelKnobsNeedADeferredReduction) {
+  // Knobs of the finish kernel alone: legal with a deferred reduction, refused, named, without one.
+  const std::pair<bool Schedule::*, std::string> knobs[] = {
+      {&Schedule::reverse_finish, "reverse_finish=true orders a finish kernel's rows"},
+      {&Schedule::persistent_finish, "persistent_finish=true runs a finish kernel's CTAs over its rows"},
   };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             deferred(s);
-                             s.reduction = ReductionPlacement::kCta;
-                           }),
-            "schedule for 'mm': reverse_finish=true orders a finish kernel's rows, which only "
-            "reduction=deferred has (reduction=cta)");
-}
-
-TEST(ScheduleErrors, PersistentFinish) {
-  auto deferred = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.persistent_finish = true;
-  };
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)");
-  EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             deferred(s);
-                             s.reduction = ReductionPlacement::kCta;
-                           }),
-            "schedule for 'mm': persistent_finish=true runs a finish kernel's CTAs over its rows, which only "
-            "reduction=deferred has (reduction=cta)");
+  for (const auto& [knob, what] : knobs) {
+    auto deferred = [knob = knob](Schedule& s) {
+      defer_layer_norm(s);
+      s.*knob = true;
+    };
+    EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512), deferred), "(no error)") << what;
+    EXPECT_EQ(legality_error(plan_of("post_layernorm", 256, 128, 512),
+                             [&](Schedule& s) {
+                               deferred(s);
+                               s.reduction = ReductionPlacement::kCta;
+                             }),
+              "schedule for 'mm': " + what + ", which only reduction=deferred has (reduction=cta)");
+  }
 }
 
 TEST(ScheduleErrors, StreamingHints) {
