@@ -37,7 +37,7 @@ fi
 
 ./build/benchmarks/tune_suite "$outdir/ab" --trials 2 --only "$rows" --ab "$knob" --ab-log "$log" \
   >"$outdir/ab.txt" 2>"$outdir/ab.err" || { tail -5 "$outdir/ab.err" >&2; exit 1; }
-python3 - "$outdir/ab/h200.jsonl" "$knob" >"$outdir/ab-table.txt" <<'EOF'
+python3 - "$outdir/ab/tuning.jsonl" "$knob" >"$outdir/ab-table.txt" <<'EOF'
 import json, sys
 path, knob = sys.argv[1], sys.argv[2]
 rows = {}

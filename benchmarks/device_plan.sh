@@ -106,7 +106,7 @@ gpu_variants() {
 # with the search's records appended (OUTDIR/merged.jsonl), beside cuBLAS; prints the last LINES of that.
 fixed_search() {  # ROWS TRIALS FIXES LINES
   run ./build/benchmarks/tune_suite "$out/tune" --trials "$2" --only "$1" --fix "$3" >"$out/tune.txt" 2>&1
-  cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+  cat "$log" "$out/tune/tuning.jsonl" >"$out/merged.jsonl"
   run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$1" --log "$out/merged.jsonl" \
     >"$out/bench.txt" 2>&1
   tail -"$4" "$out/bench.txt"
@@ -126,14 +126,14 @@ case $step in
       --gtest_filter='LaunchTest.*:TimerTest.*' >"$out/runtime-gpu-tests.log" 2>&1
     grep -E '^\[  (PASSED|FAILED) ' "$out/runtime-gpu-tests.log"
     run benchmarks/ab_knob.sh "$out/ab-wide" wide_finish post_layernorm_M16384_K1024_N1024 0 "$log"
-    cat "$log" "$out/ab-wide/ab/h200.jsonl" >"$out/m1.jsonl"
+    cat "$log" "$out/ab-wide/ab/tuning.jsonl" >"$out/m1.jsonl"
     run env COMFUSE_GPU_SHARD=0/2 benchmarks/ab_knob.sh "$out/ab-reverse" reverse_finish "$deferred_rows" 80 \
       "$out/m1.jsonl"
-    cat "$out/m1.jsonl" "$out/ab-reverse/ab/h200.jsonl" >"$out/m2.jsonl"
+    cat "$out/m1.jsonl" "$out/ab-reverse/ab/tuning.jsonl" >"$out/m2.jsonl"
     ;;
   keep)
     run env COMFUSE_GPU_SHARD=0/2 benchmarks/ab_knob.sh "$out/ab-keep" stash_evict_last "$deferred_rows" 80 "$log"
-    cat "$log" "$out/ab-keep/ab/h200.jsonl" >"$out/m3.jsonl"
+    cat "$log" "$out/ab-keep/ab/tuning.jsonl" >"$out/m3.jsonl"
     ;;
   profile)
     run benchmarks/profile_row.sh "$out/ours" "$log" gemm_M16384_K1024_N1024
@@ -182,7 +182,7 @@ case $step in
       --fix bf16_stash=true,wide_finish=true >"$out/tune-gelu.txt" 2>&1
     run ./build/benchmarks/tune_suite "$out/tune-softmax" --trials 16 --only "$softmax" \
       --fix stash_terms=true,tma_store=true >"$out/tune-softmax.txt" 2>&1
-    cat "$log" "$out/tune-gelu/h200.jsonl" "$out/tune-softmax/h200.jsonl" >"$out/merged.jsonl"
+    cat "$log" "$out/tune-gelu/tuning.jsonl" "$out/tune-softmax/tuning.jsonl" >"$out/merged.jsonl"
     run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$gelu,$softmax" \
       --log "$out/merged.jsonl" >"$out/bench.txt" 2>&1
     tail -5 "$out/bench.txt"
@@ -190,7 +190,7 @@ case $step in
   refined)
     rows=gemm_M8192_K8192_N8192,gemm_M16384_K1024_N1024,gemm_M16384_K4096_N1024,gemm_M8192_K4096_N4096
     run ./build/benchmarks/tune_suite "$out/tune" --trials 16 --only "$rows" >"$out/tune.txt" 2>&1
-    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    cat "$log" "$out/tune/tuning.jsonl" >"$out/merged.jsonl"
     run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$rows" --log "$out/merged.jsonl" \
       >"$out/bench.txt" 2>&1
     tail -6 "$out/bench.txt"
@@ -215,7 +215,7 @@ case $step in
     # The log's records are the H200's: replayed as they are on any card (the search's are this card's).
     for from in log search; do
       from_log=(--log "$log" --allow-target-mismatch)
-      [[ $from == log ]] || from_log=(--log "$out/tune/h200.jsonl")
+      [[ $from == log ]] || from_log=(--log "$out/tune/tuning.jsonl")
       run ./build/benchmarks/bench_suite "$out/bench-$from.json" --repeats 50 --only "$rows" "${from_log[@]}" \
         >"$out/bench-$from.txt" 2>&1
       echo "from $from:"
@@ -227,7 +227,7 @@ case $step in
     post_ln+=,post_layernorm_M8192_K1024_N4096,post_layernorm_M8192_K4096_N4096
     run ./build/benchmarks/tune_suite "$out/tune" --trials 2 --only "$post_ln" --ab finish_reductions \
       --ab-log "$log" >"$out/tune.txt" 2>&1
-    cat "$log" "$out/tune/h200.jsonl" >"$out/merged.jsonl"
+    cat "$log" "$out/tune/tuning.jsonl" >"$out/merged.jsonl"
     run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$post_ln" --log "$out/merged.jsonl" \
       >"$out/bench.txt" 2>&1
     tail -5 "$out/bench.txt"
@@ -246,7 +246,7 @@ case $step in
     run ./build/benchmarks/bench_suite "$out/shipped.json" --repeats 50 --only "$rows,gemm_M8192_K4096_N4096" \
       --log "$log" >"$out/bench-shipped.txt" 2>&1
     for search in fixed open; do
-      cat "$log" "$out/$search/h200.jsonl" >"$out/$search.jsonl"
+      cat "$log" "$out/$search/tuning.jsonl" >"$out/$search.jsonl"
       run ./build/benchmarks/bench_suite "$out/$search.json" --repeats 50 --only "$rows" --log "$out/$search.jsonl" \
         >"$out/bench-$search.txt" 2>&1
     done

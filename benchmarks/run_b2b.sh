@@ -24,7 +24,7 @@ COMFUSE_REQUIRE_GPU=1 timeout 300 ./build/tests/codegen/gpu/codegen_gpu_tests \
 }
 echo "run_b2b: GPU tests passed"
 ./build/benchmarks/tune_suite "$outdir/tune" --only "$rows" --fused-only --trials 32 --seconds 40 >"$outdir/tune.txt" 2>&1 || true
-cat tuning_logs/h200.jsonl "$outdir/tune/h200.jsonl" >"$outdir/h200-merged.jsonl"
+cat tuning_logs/h200.jsonl "$outdir/tune/tuning.jsonl" >"$outdir/h200-merged.jsonl"
 ./build/benchmarks/bench_suite "$outdir/comfuse.json" --log "$outdir/h200-merged.jsonl" --only "$rows" --b2b-fused \
   >"$outdir/bench.txt" 2>&1 || true
 cut -c1-140 "$outdir/tune.txt" | grep -v "^ *$"

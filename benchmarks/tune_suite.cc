@@ -8,7 +8,7 @@
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
-// The log of the suite run is OUT_DIR/h200.jsonl; sweeps, the repeat and the fault run log to their own files
+// The log of the suite run is OUT_DIR/tuning.jsonl; sweeps, the repeat and the fault run log to their own files
 // beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an
 // earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
 // carried=registers: an experiment on one part of the space). --ab tunes each row only over the fastest
@@ -199,7 +199,7 @@ int run(const Args& args) {
   const search::LoadResult start_log =
       args.start_log.empty() ? search::LoadResult{} : search::TuningLog::load(args.start_log, true);
   if (!args.skip_suite) {
-    options.log_path = args.out_dir + "/h200.jsonl";
+    options.log_path = args.out_dir + "/tuning.jsonl";
     for (const SuiteEntry& entry : suite()) {
       if (!selected(entry, args.only)) continue;
       std::vector<Kernel> kernels;
