@@ -8,9 +8,9 @@
 //
 // NAME is a suite row's instance name (post_layernorm_M16384_K1024_N1024). Back-to-back rows that run as two
 // kernels (MLPs) are tuned part by part ("NAME/part1", "NAME/part2") and as the fused kernel ("NAME/fused").
-// The log of the suite run is OUT_DIR/tuning.jsonl; sweeps, the repeat and the fault run log to their own files
-// beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from an
-// earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
+// The log of the suite run is OUT_DIR/tuning.jsonl; sweeps, the repeat and the fault run log to their own
+// files beside it. --fused-only tunes only the fused back-to-back kernels (the parts keep their records from
+// an earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
 // carried=registers: an experiment on one part of the space). --ab tunes each row only over the fastest
 // schedule LOG holds for it and that schedule with the optional knob KNOB flipped, in canonical form (with
 // --trials 2: an A/B of one knob, every other knob fixed). --start-log has each search try first the winners
