@@ -201,7 +201,9 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // element-wise, +0.4 to +0.9 µs stored from the slot). Searched, the model's credit for them took most
   // trials from the forms that won (benchmarks/NOTES.md, Change 52).
   s.reverse_finish = s.stash_evict_last = false;
-  // Not searched until measured: the finish kernel on a persistent grid with its next rows prefetched.
+  // Not searched, legal: the finish kernel on a persistent grid with each warp's next row prefetched was
+  // slower or level in its A/B about five K = 1024 winners (H100: post-LN N = 1024 +3.8%, N = 4096 +7.5%,
+  // gelu-LN +7.0%, the softmax rows -0.4 to +0.2%; benchmarks/NOTES.md, Change 72's outcome).
   s.persistent_finish = false;
   // The finish kernel reducing its rows itself: searched where its wide walk keeps each row in registers
   // (H100: the post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%), nor
