@@ -28,11 +28,13 @@ namespace {
 constexpr const char* kUsage =
     "usage: comfuse trace WORKLOAD [--shape M=…,K=…,N=…] (--log FILE [--allow-target-mismatch] | --schedule "
     "JSON)\n"
-    "                     [--set KNOB=VALUE,…] [--launches N] [--repeats N] [--seed N] [--json FILE]\n";
+    "                     [--set KNOB=VALUE,…] [--launches N] [--repeats N] [--seed N] [--json FILE]\n"
+    "                     [--row-slices S,…]\n";
 
 struct TraceArgs {
   std::string workload, shape_text, log_path, schedule_text, json_path;
   std::vector<std::string> settings;  // --set: knobs changed from the log's winner or the given schedule
+  std::vector<int> row_slices;  // --row-slices: the schedule also run as S launches over M / S rows each
   int launches = 3;
   int repeats = 20;  // timed runs of the kernel with and without the trace; 0: none
   std::uint64_t seed = 1;
@@ -61,6 +63,17 @@ std::optional<TraceArgs> parse_args(const std::vector<std::string>& args, std::o
     } else if (arg == "--set" && has_value) {
       std::stringstream list(args[++i]);
       for (std::string setting; std::getline(list, setting, ',');) parsed.settings.push_back(setting);
+    } else if (arg == "--row-slices" && has_value) {
+      std::stringstream list(args[++i]);
+      for (std::string count; std::getline(list, count, ',');) {
+        const std::optional<int> value = parse_integer<int>(count, 2);
+        if (!value || *value > 64) {
+          err << "comfuse trace: --row-slices: expected counts from 2 to 64, got '" << count << "'\n"
+              << kUsage;
+          return std::nullopt;
+        }
+        parsed.row_slices.push_back(*value);
+      }
     } else if (arg == "--allow-target-mismatch") {
       parsed.allow_target_mismatch = true;
     } else if (arg == "--json" && has_value) {
@@ -109,13 +122,10 @@ search::TuningKernel fused_kernel_of(const std::string& workload, const te::Shap
 
 // The traced and the untraced kernel timed on the same inputs (CUPTI, L2 flushed before each run): what the
 // trace's stores cost the kernel.
-std::string overhead_line(const runtime::Context& context, const runtime::Stream& stream,
-                          const codegen::FusedKernel& traced, const codegen::DeviceBindings& traced_bindings,
-                          const te::Program& program, const codegen::KernelSource& untraced_source,
-                          const std::vector<const void*>& data, int repeats) {
-  const codegen::FusedKernel untraced(context, program, untraced_source);
-  const codegen::DeviceBindings bindings = untraced.bind(data);
-  runtime::KernelTimer timer(context, stream);
+std::string overhead_line(runtime::KernelTimer& timer, const codegen::FusedKernel& traced,
+                          const codegen::DeviceBindings& traced_bindings,
+                          const codegen::FusedKernel& untraced, const codegen::DeviceBindings& bindings,
+                          int repeats) {
   runtime::TimingOptions timing;
   timing.warmup = 3;
   timing.repeats = repeats;
@@ -135,6 +145,78 @@ std::string overhead_line(const runtime::Context& context, const runtime::Stream
     text += line;
   }
   return text;
+}
+
+// The schedule run as `slices` launches over M / slices rows each (the same program with fewer rows, each
+// launch at its rows of the whole program's buffers), checked against the whole program's reference with the
+// outputs poisoned first, then timed beside the untraced whole kernel by CUPTI (with each kernel's sum over
+// the slices) and by CUDA events (which count the launches between). NOTES, "Question — row slices".
+std::string slices_line(const runtime::Context& context, const runtime::Stream& stream,
+                        runtime::KernelTimer& timer, const search::TuningKernel& kernel,
+                        const search::GpuWorkload& workload, const schedule::Schedule& schedule,
+                        const codegen::FusedKernel& whole, const codegen::DeviceBindings& whole_bindings,
+                        const std::vector<const void*>& data, int slices, int repeats, bool* wrong) {
+  char line[400];
+  const std::int64_t rows = workload.plan.anchor.m;
+  if (rows % slices != 0) {
+    std::snprintf(line, sizeof(line), "slices     %d: M = %lld rows do not cut into %d equal slices\n",
+                  slices, static_cast<long long>(rows), slices);
+    return line;
+  }
+  const te::Program part = kernel.rebuild(rows / slices);
+  codegen::KernelSource source;
+  try {
+    source = codegen::emit_kernel(schedule::plan_fusion(part), schedule, te::workload_key(part));
+  } catch (const CompileError& error) {
+    return "slices     " + std::to_string(slices) + ": the schedule at M = " + std::to_string(rows / slices) +
+           ": " + error.what() + "\n";
+  }
+  const codegen::FusedKernel sliced(context, part, source);
+  int cut = 0;
+  codegen::DeviceBindings bindings = sliced.bind_whole(kernel.program, data, &cut);
+  COMFUSE_CHECK(cut == slices, "the whole program cuts into the slices asked for");
+  const auto run = [&](CUstream stream) {
+    for (int slice = 0; slice < slices; ++slice) sliced.launch_slice(bindings, slice, stream);
+  };
+  for (runtime::DeviceBuffer& output : bindings.outputs) output.fill_bytes(0xFF);
+  run(stream.get());
+  stream.synchronize();
+  std::vector<te::HostBuffer> gpu;
+  for (std::size_t o = 0; o < kernel.program.outputs().size(); ++o) {
+    const te::Tensor& t = kernel.program.outputs()[o];
+    gpu.emplace_back(t.dtype(), t.shape());
+    bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
+  }
+  const codegen::ReferenceCheck check = codegen::check_outputs(workload.reference, gpu, workload.tolerance);
+  *wrong = *wrong || !check.ok;
+  runtime::TimingOptions timing;
+  timing.warmup = 3;
+  timing.repeats = repeats;
+  const runtime::Timing cupti = timer.measure(run, timing);
+  const double whole_cupti =
+      timer.measure([&](CUstream s) { whole.launch(whole_bindings, s); }, timing).median_us;
+  timing.clock = runtime::TimingOptions::Clock::kEvents;
+  const double events = timer.measure(run, timing).median_us;
+  const double whole_events =
+      timer.measure([&](CUstream s) { whole.launch(whole_bindings, s); }, timing).median_us;
+  double main = 0, finish = 0;  // each kernel's sum over the slices, when every slice ran a main and a finish
+  const bool pairs = cupti.kernel_median_us.size() == 2 * static_cast<std::size_t>(slices);
+  for (std::size_t k = 0; pairs && k < cupti.kernel_median_us.size(); ++k) {
+    (k % 2 == 0 ? main : finish) += cupti.kernel_median_us[k];
+  }
+  std::snprintf(line, sizeof(line),
+                "slices     %d x %lld rows: check %s (max relative error %g), CUPTI %.1f us", slices,
+                static_cast<long long>(rows / slices), check.ok ? "ok" : "WRONG", check.max_rel_error,
+                cupti.median_us);
+  std::string text = line;
+  if (pairs) {
+    std::snprintf(line, sizeof(line), " (main %.1f + finish %.1f)", main, finish);
+    text += line;
+  }
+  std::snprintf(line, sizeof(line),
+                ", events %.1f us; whole: CUPTI %.1f us, events %.1f us (medians of %d)\n", events,
+                whole_cupti, whole_events, repeats);
+  return text + line + (check.ok ? "" : check.detail);
 }
 
 nlohmann::json records_json(const std::vector<codegen::TraceSlot>& slots) {
@@ -235,9 +317,19 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
         << target->sm_clock_khz / 1000 << " MHz)\n";
     const codegen::TraceSummary summary = codegen::summarize_trace(slots);
     out << codegen::format_trace_summary(summary);
-    if (parsed->repeats > 0) {
-      out << overhead_line(context, stream, fused, bindings, kernel.program,
-                           codegen::emit_kernel(plan, schedule, key), data, parsed->repeats);
+    bool slices_wrong = false;
+    if (parsed->repeats > 0 || !parsed->row_slices.empty()) {
+      const codegen::FusedKernel untraced(context, kernel.program, codegen::emit_kernel(plan, schedule, key));
+      const codegen::DeviceBindings untraced_bindings = untraced.bind(data);
+      runtime::KernelTimer timer(context, stream);
+      if (parsed->repeats > 0) {
+        out << overhead_line(timer, fused, bindings, untraced, untraced_bindings, parsed->repeats);
+      }
+      for (int slices : parsed->row_slices) {
+        out << slices_line(context, stream, timer, kernel, workload, schedule, untraced, untraced_bindings,
+                           data, slices, std::max(parsed->repeats, 1), &slices_wrong);
+        out.flush();
+      }
     }
     if (!parsed->json_path.empty()) {
       std::ofstream file(parsed->json_path);
@@ -252,6 +344,10 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     if (!check.ok) {
       err << "comfuse trace: the traced kernel's outputs are wrong:\n" << check.detail;
+      return 3;
+    }
+    if (slices_wrong) {
+      err << "comfuse trace: the row slices' outputs are wrong (lines above)\n";
       return 3;
     }
     return 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "support/error.h"
+#include "te/printer.h"
 
 namespace comfuse::codegen {
 
@@ -88,14 +89,19 @@ FusedKernel::FusedKernel(const runtime::Context& context, te::Program program, K
 }
 
 DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) const {
-  COMFUSE_CHECK(input_data.size() == program_.inputs().size(), "one host pointer per program input");
+  return bind_buffers(program_, input_data);
+}
+
+DeviceBindings FusedKernel::bind_buffers(const te::Program& program,
+                                         const std::vector<const void*>& input_data) const {
+  COMFUSE_CHECK(input_data.size() == program.inputs().size(), "one host pointer per program input");
   DeviceBindings bindings;
-  for (std::size_t i = 0; i < program_.inputs().size(); ++i) {
-    const std::size_t bytes = tensor_bytes(program_.inputs()[i]);
+  for (std::size_t i = 0; i < program.inputs().size(); ++i) {
+    const std::size_t bytes = tensor_bytes(program.inputs()[i]);
     bindings.inputs.emplace_back(context_, bytes);
     if (input_data[i] != nullptr) bindings.inputs.back().copy_from_host(input_data[i], bytes);
   }
-  for (const te::Tensor& t : program_.outputs()) bindings.outputs.emplace_back(context_, tensor_bytes(t));
+  for (const te::Tensor& t : program.outputs()) bindings.outputs.emplace_back(context_, tensor_bytes(t));
   if (source_.stash_bytes > 0) {
     bindings.stash =
         std::make_unique<runtime::DeviceBuffer>(context_, static_cast<std::size_t>(source_.stash_bytes));
@@ -108,6 +114,39 @@ DeviceBindings FusedKernel::bind(const std::vector<const void*>& input_data) con
     bindings.trace->fill_bytes(0);
   }
   return bindings;
+}
+
+DeviceBindings FusedKernel::bind_whole(const te::Program& whole, const std::vector<const void*>& input_data,
+                                       int* slices) const {
+  *slices = 1;
+  const std::int64_t rows = program_.outputs().front().shape().front();  // every output is row-major in M
+  const auto cut = [&](const std::vector<te::Tensor>& theirs, const std::vector<te::Tensor>& ours,
+                       const std::string& what) {
+    if (theirs.size() != ours.size()) {
+      throw CompileError("row slices: the whole program has " + std::to_string(theirs.size()) + " " + what +
+                         "s, the kernel's " + std::to_string(ours.size()));
+    }
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      const std::vector<std::int64_t>& big = theirs[i].shape();
+      const std::vector<std::int64_t>& small = ours[i].shape();
+      const bool same_columns = big.size() == small.size() && !big.empty() &&
+                                std::equal(big.begin() + 1, big.end(), small.begin() + 1);
+      const bool cut_evenly =
+          same_columns && (big[0] == small[0] || (small[0] == rows && big[0] % rows == 0 &&
+                                                  (*slices == 1 || big[0] / rows == *slices)));
+      if (!cut_evenly || theirs[i].dtype() != ours[i].dtype() || theirs[i].name() != ours[i].name()) {
+        throw CompileError("row slices: " + what + " '" + theirs[i].name() + "' of the whole program (" +
+                           std::string(te::dtype_name(theirs[i].dtype())) + " " + te::shape_to_string(big) +
+                           ") is not a row slice of the kernel's '" + ours[i].name() + "' (" +
+                           std::string(te::dtype_name(ours[i].dtype())) + " " + te::shape_to_string(small) +
+                           ") in the same count of slices as the tensors before it");
+      }
+      if (big[0] != small[0]) *slices = static_cast<int>(big[0] / small[0]);
+    }
+  };
+  cut(whole.inputs(), program_.inputs(), "input");
+  cut(whole.outputs(), program_.outputs(), "output");
+  return bind_buffers(whole, input_data);
 }
 
 void FusedKernel::clear_trace(const DeviceBindings& bindings) const {
@@ -131,6 +170,19 @@ CUtensorMap FusedKernel::tensor_map(CUdeviceptr base, const te::Tensor& tensor, 
 }
 
 void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const {
+  launch_slice(bindings, 0, stream);
+}
+
+void FusedKernel::launch_slice(const DeviceBindings& bindings, int slice, CUstream stream) const {
+  // A buffer holding more than its tensor holds the tensor's row slices one after another (bind_whole).
+  const auto at_slice = [slice](const runtime::DeviceBuffer& buffer, const te::Tensor& tensor) {
+    const std::size_t bytes = tensor_bytes(tensor);
+    if (buffer.size() == bytes) return buffer.get();
+    COMFUSE_CHECK(buffer.size() % bytes == 0 && slice >= 0 &&
+                      static_cast<std::size_t>(slice + 1) * bytes <= buffer.size(),
+                  "row slice " + std::to_string(slice) + " of '" + tensor.name() + "' lies in its buffer");
+    return buffer.get() + static_cast<CUdeviceptr>(slice) * bytes;
+  };
   const auto& params = source_.params;
   // Arguments must outlive the launch call: reserve so that pointers into the vectors stay valid.
   std::vector<CUtensorMap> maps;
@@ -146,19 +198,20 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
       case KernelParam::Kind::kTmaB: {
         const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
         const bool is_a = p.kind == KernelParam::Kind::kTmaA;
-        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn)));
+        maps.push_back(
+            tensor_map(at_slice(buffer, p.tensor), p.tensor, p.box_rows > 0 ? p.box_rows : (is_a ? bm : bn)));
         args.push_back(&maps.back());
         break;
       }
       case KernelParam::Kind::kTmaOut: {
         const auto& buffer = bindings.outputs.at(position_of(program_.outputs(), p.tensor));
-        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows));
+        maps.push_back(tensor_map(at_slice(buffer, p.tensor), p.tensor, p.box_rows));
         args.push_back(&maps.back());
         break;
       }
       case KernelParam::Kind::kTmaIn: {
         const auto& buffer = bindings.inputs.at(position_of(program_.inputs(), p.tensor));
-        maps.push_back(tensor_map(buffer.get(), p.tensor, p.box_rows));
+        maps.push_back(tensor_map(at_slice(buffer, p.tensor), p.tensor, p.box_rows));
         args.push_back(&maps.back());
         break;
       }
@@ -171,11 +224,12 @@ void FusedKernel::launch(const DeviceBindings& bindings, CUstream stream) const 
         break;
       }
       case KernelParam::Kind::kInput:
-        pointers.push_back(bindings.inputs.at(position_of(program_.inputs(), p.tensor)).get());
+        pointers.push_back(at_slice(bindings.inputs.at(position_of(program_.inputs(), p.tensor)), p.tensor));
         args.push_back(&pointers.back());
         break;
       case KernelParam::Kind::kOutput:
-        pointers.push_back(bindings.outputs.at(position_of(program_.outputs(), p.tensor)).get());
+        pointers.push_back(
+            at_slice(bindings.outputs.at(position_of(program_.outputs(), p.tensor)), p.tensor));
         args.push_back(&pointers.back());
         break;
       case KernelParam::Kind::kStash:

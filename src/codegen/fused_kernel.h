@@ -43,6 +43,19 @@ class FusedKernel {
   /// Launches once on `stream` over `bindings`.
   void launch(const DeviceBindings& bindings, CUstream stream = nullptr) const;
 
+  /// Row slices: this kernel's program is `whole` with its rows cut into equal slices (the same inputs and
+  /// outputs in order, each row-indexed one with `whole`'s rows divided by the same count, the others the
+  /// same), and one launch per slice runs `whole`. Binds buffers for `whole`'s inputs (uploading `input_data`
+  /// as bind does) and outputs, with this kernel's stash, and returns the count of slices in `slices`. Only
+  /// the shapes are compared (a tensor whose first extent is the kernel's rows and differs in `whole` is
+  /// taken for row-indexed): `whole` must be the same program at more rows, as the workload's builder makes
+  /// it. A CompileError names the first tensor whose shape is not such a slice.
+  DeviceBindings bind_whole(const te::Program& whole, const std::vector<const void*>& input_data,
+                            int* slices) const;
+  /// Launches once on `stream` over slice `slice` of bindings from bind_whole: each row-indexed buffer at
+  /// the slice's rows, the others (and the stash) whole.
+  void launch_slice(const DeviceBindings& whole, int slice, CUstream stream = nullptr) const;
+
   /// CTAs a launch of the main kernel runs.
   int grid() const { return grid_; }
   /// A traced kernel's trace of the last launch over `bindings` (which must have finished), decoded; clear
@@ -53,6 +66,7 @@ class FusedKernel {
   void clear_trace(const DeviceBindings& bindings) const;
 
  private:
+  DeviceBindings bind_buffers(const te::Program& program, const std::vector<const void*>& input_data) const;
   CUtensorMap tensor_map(CUdeviceptr base, const te::Tensor& tensor, int box_rows) const;
 
   const runtime::Context& context_;

@@ -57,6 +57,10 @@ TEST(TraceCommand, ArgumentErrorsShowTheUsage) {
                   "--repeats: expected an integer from 0 to 1000, got '1001'"));
   EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--seed", "-1"}).err,
                   "--seed: expected an integer of at least 0, got '-1'"));
+  EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--row-slices", "2,1"}).err,
+                  "--row-slices: expected counts from 2 to 64, got '1'"));
+  EXPECT_TRUE(has(trace({"post_layernorm", "--schedule", "{}", "--row-slices", "65"}).err,
+                  "--row-slices: expected counts from 2 to 64, got '65'"));
 }
 
 TEST(TraceCommand, UserErrorsComeBeforeTheGpu) {
@@ -134,6 +138,26 @@ TEST(TraceCommand, ADeferredReductionsKernelsAreTimedApart) {
   EXPECT_TRUE(has(run.out, "check      ok")) << run.out;
   EXPECT_TRUE(has(run.out, "kernels    untraced main ")) << run.out;
   EXPECT_TRUE(has(run.out, " us, finish ")) << run.out;
+}
+
+// Row slices: the deferred schedule at 400 rows run as two launches of 200 rows and four of 100 (both with
+// tails: BM is 128), each checked against the whole program's reference with the outputs poisoned; three
+// slices do not cut 400 rows and say so.
+TEST(TraceCommand, RowSlicesRunTheScheduleOverSlicesOfTheRowsAndAreChecked) {
+  const std::string schedule = schedule_json(
+      {{"reduction", "deferred"}, {"carried", "l2_stash"}, {"cluster_n", 1}, {"one_pass_variance", true}});
+  const Outcome run = trace({"post_layernorm", "--shape", "M=400,K=200,N=256", "--schedule", schedule,
+                             "--repeats", "3", "--row-slices", "2,3,4"});
+  if (gpu_test::gpu_unavailable_reason()) {
+    EXPECT_EQ(run.code, 4) << run.err;
+    EXPECT_TRUE(has(run.out, "reduction=deferred")) << run.out;
+    return;
+  }
+  EXPECT_EQ(run.code, 0) << run.err << run.out;
+  EXPECT_TRUE(has(run.out, "slices     2 x 200 rows: check ok")) << run.out;
+  EXPECT_TRUE(has(run.out, "slices     4 x 100 rows: check ok")) << run.out;
+  EXPECT_TRUE(has(run.out, "slices     3: M = 400 rows do not cut into 3 equal slices")) << run.out;
+  EXPECT_TRUE(has(run.out, "(main ")) << "each slice ran a main and a finish kernel: " << run.out;
 }
 
 }  // namespace
