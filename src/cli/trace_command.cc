@@ -181,12 +181,7 @@ std::string slices_line(const runtime::Context& context, const runtime::Stream& 
   for (runtime::DeviceBuffer& output : bindings.outputs) output.fill_bytes(0xFF);
   run(stream.get());
   stream.synchronize();
-  std::vector<te::HostBuffer> gpu;
-  for (std::size_t o = 0; o < kernel.program.outputs().size(); ++o) {
-    const te::Tensor& t = kernel.program.outputs()[o];
-    gpu.emplace_back(t.dtype(), t.shape());
-    bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-  }
+  const std::vector<te::HostBuffer> gpu = codegen::download_outputs(kernel.program, bindings);
   const codegen::ReferenceCheck check = codegen::check_outputs(workload.reference, gpu, workload.tolerance);
   *wrong = *wrong || !check.ok;
   runtime::TimingOptions timing;
@@ -302,12 +297,7 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
       fused.launch(bindings, stream.get());
       stream.synchronize();
     }
-    std::vector<te::HostBuffer> gpu;
-    for (std::size_t o = 0; o < kernel.program.outputs().size(); ++o) {
-      const te::Tensor& t = kernel.program.outputs()[o];
-      gpu.emplace_back(t.dtype(), t.shape());
-      bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-    }
+    const std::vector<te::HostBuffer> gpu = codegen::download_outputs(kernel.program, bindings);
     const codegen::ReferenceCheck check = codegen::check_outputs(workload.reference, gpu, workload.tolerance);
     out << "check      " << (check.ok ? "ok" : "WRONG") << ", max relative error " << check.max_rel_error
         << " (launch " << parsed->launches << " of " << parsed->launches << ", outputs poisoned first)\n";

@@ -42,6 +42,19 @@ std::size_t position_of(const std::vector<te::Tensor>& tensors, const te::Tensor
 
 }  // namespace
 
+std::vector<te::HostBuffer> download_outputs(const te::Program& program, const DeviceBindings& bindings) {
+  COMFUSE_CHECK(bindings.outputs.size() == program.outputs().size(), "one bound buffer per program output");
+  std::vector<te::HostBuffer> outputs;
+  for (std::size_t o = 0; o < program.outputs().size(); ++o) {
+    const te::Tensor& t = program.outputs()[o];
+    outputs.emplace_back(t.dtype(), t.shape());
+    COMFUSE_CHECK(bindings.outputs[o].size() == outputs.back().size_bytes(),
+                  "output '" + t.name() + "' is bound whole");
+    bindings.outputs[o].copy_to_host(outputs.back().data(), outputs.back().size_bytes());
+  }
+  return outputs;
+}
+
 runtime::CompiledProgram compile_kernel_source(const KernelSource& source) {
   runtime::CompileOptions options;
   options.program_name = source.name + ".cu";

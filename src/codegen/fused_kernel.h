@@ -10,6 +10,7 @@
 #include "runtime/context.h"
 #include "runtime/module.h"
 #include "runtime/nvrtc_compiler.h"
+#include "te/host_buffer.h"
 
 namespace comfuse::codegen {
 
@@ -20,6 +21,10 @@ struct DeviceBindings {
   std::unique_ptr<runtime::DeviceBuffer> stash;
   std::unique_ptr<runtime::DeviceBuffer> trace;  // a traced kernel's phase trace (zeroed by bind)
 };
+
+/// The outputs of `bindings` (bound for `program`, or for the whole program of a row-sliced kernel) copied to
+/// the host, in program.outputs() order. Synchronise first.
+std::vector<te::HostBuffer> download_outputs(const te::Program& program, const DeviceBindings& bindings);
 
 /// Compiles `source` for sm_90a as FusedKernel's first constructor does; NVRTC failures are RuntimeErrors
 /// with the log. Needs no device, and calls on several threads may run at once.

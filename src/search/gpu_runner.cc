@@ -60,11 +60,7 @@ Measurement check_and_time(GpuRunner::State& state, const te::Program& program,
     for (auto& out : bindings.outputs) out.fill_bytes(0xFF);  // NaN in every float format
     kernel.launch(bindings, state.stream.get());
     state.stream.synchronize();
-    std::vector<te::HostBuffer> outputs;
-    for (std::size_t o = 0; o < program.outputs().size(); ++o) {
-      outputs.emplace_back(program.outputs()[o].dtype(), program.outputs()[o].shape());
-      bindings.outputs[o].copy_to_host(outputs.back().data(), outputs.back().size_bytes());
-    }
+    const std::vector<te::HostBuffer> outputs = codegen::download_outputs(program, bindings);
     const codegen::ReferenceCheck check = codegen::check_outputs(reference, outputs, tolerance);
     m.max_rel_error = check.max_rel_error;
     if (!check.ok) {

@@ -183,12 +183,7 @@ TEST_P(FusedKernelGpuTest, EveryScheduleAndShapeMatchesTheReference) {
         kernel.launch(bindings);
         context().synchronize();
       }
-      std::vector<te::HostBuffer> gpu;
-      for (std::size_t o = 0; o < p.program.outputs().size(); ++o) {
-        const te::Tensor& t = p.program.outputs()[o];
-        gpu.emplace_back(t.dtype(), t.shape());
-        bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-      }
+      const std::vector<te::HostBuffer> gpu = download_outputs(p.program, bindings);
       const schedule::FusionPlan plan = schedule::plan_fusion(p.program);
       const ReferenceCheck check = check_against_reference(
           plan, inputs, gpu,

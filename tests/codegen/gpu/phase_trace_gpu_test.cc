@@ -41,12 +41,7 @@ TEST_F(PhaseTraceGpuTest, TracedKernelsAreRightAndTheirTracesCoverEveryTile) {
       kernel.launch(bindings);
       context().synchronize();
     }
-    std::vector<te::HostBuffer> gpu;
-    for (std::size_t o = 0; o < program.outputs().size(); ++o) {
-      const te::Tensor& t = program.outputs()[o];
-      gpu.emplace_back(t.dtype(), t.shape());
-      bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-    }
+    const std::vector<te::HostBuffer> gpu = download_outputs(program, bindings);
     const ReferenceCheck check = check_against_reference(c.plan, inputs, gpu, [&](std::int64_t rows) {
       return test_programs::workload(c.workload, rows, c.k, c.n);
     });

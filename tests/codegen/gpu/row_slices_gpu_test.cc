@@ -56,13 +56,7 @@ std::vector<te::HostBuffer> run_in_slices(const runtime::Context& context, const
   for (auto& out : bindings.outputs) out.fill_bytes(0xFF);
   for (int slice = 0; slice < slices; ++slice) kernel.launch_slice(bindings, slice);
   context.synchronize();
-  std::vector<te::HostBuffer> gpu;
-  for (std::size_t o = 0; o < whole.outputs().size(); ++o) {
-    const te::Tensor& t = whole.outputs()[o];
-    gpu.emplace_back(t.dtype(), t.shape());
-    bindings.outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-  }
-  return gpu;
+  return download_outputs(whole, bindings);
 }
 
 TEST_F(RowSlicesGpuTest, SlicesOfTheRowsComputeTheWholeProgram) {
