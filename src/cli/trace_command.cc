@@ -20,6 +20,7 @@
 #include "search/tuning_log.h"
 #include "support/error.h"
 #include "te/json.h"
+#include "te/row_slice.h"
 #include "te/workloads.h"
 
 namespace comfuse::cli {
@@ -147,10 +148,11 @@ std::string overhead_line(runtime::KernelTimer& timer, const codegen::FusedKerne
   return text;
 }
 
-// The schedule run as `slices` launches over M / slices rows each (the same program with fewer rows, each
-// launch at its rows of the whole program's buffers), checked against the whole program's reference with the
-// outputs poisoned first, then timed beside the untraced whole kernel by CUPTI (with each kernel's sum over
-// the slices) and by CUDA events (which count the launches between). NOTES, "Question — row slices".
+// The schedule run as `slices` launches over M / slices rows each (te::with_rows: the same program with fewer
+// rows, each launch at its rows of the whole program's buffers), checked against the whole program's
+// reference with the outputs poisoned first, then timed beside the untraced whole kernel by CUPTI (with each
+// kernel's sum over the slices) and by CUDA events (which count the launches between). NOTES, "Question — row
+// slices".
 std::string slices_line(const runtime::Context& context, const runtime::Stream& stream,
                         runtime::KernelTimer& timer, const search::TuningKernel& kernel,
                         const search::GpuWorkload& workload, const schedule::Schedule& schedule,
@@ -163,15 +165,16 @@ std::string slices_line(const runtime::Context& context, const runtime::Stream& 
                   slices, static_cast<long long>(rows), slices);
     return line;
   }
-  const te::Program part = kernel.rebuild(rows / slices);
+  std::optional<te::Program> part;
   codegen::KernelSource source;
   try {
-    source = codegen::emit_kernel(schedule::plan_fusion(part), schedule, te::workload_key(part));
+    part = te::with_rows(kernel.program, rows / slices);
+    source = codegen::emit_kernel(schedule::plan_fusion(*part), schedule, te::workload_key(*part));
   } catch (const CompileError& error) {
     return "slices     " + std::to_string(slices) + ": the schedule at M = " + std::to_string(rows / slices) +
            ": " + error.what() + "\n";
   }
-  const codegen::FusedKernel sliced(context, part, source);
+  const codegen::FusedKernel sliced(context, *part, source);
   int cut = 0;
   codegen::DeviceBindings bindings = sliced.bind_whole(kernel.program, data, &cut);
   COMFUSE_CHECK(cut == slices, "the whole program cuts into the slices asked for");

@@ -12,6 +12,7 @@
 #include "runtime/gpu_test_guard.h"
 #include "support/error.h"
 #include "te/interpreter.h"
+#include "te/row_slice.h"
 
 namespace comfuse::codegen {
 namespace {
@@ -45,7 +46,7 @@ std::vector<te::HostBuffer> run_in_slices(const runtime::Context& context, const
                                           std::int64_t m, std::int64_t k, std::int64_t n, int slices,
                                           const std::vector<te::HostBuffer>& inputs, Form f) {
   const te::Program whole = test_programs::workload(workload, m, k, n);
-  const schedule::FusionPlan part = test_programs::plan_of(workload, m / slices, k, n);
+  const schedule::FusionPlan part = schedule::plan_fusion(te::with_rows(whole, m / slices));
   const schedule::Schedule schedule = form(part, workload == "gemm_softmax", f);
   const FusedKernel kernel(context, part.program, emit_kernel(part, schedule, test_programs::kKey));
   std::vector<const void*> data;
