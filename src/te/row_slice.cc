@@ -4,6 +4,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "support/error.h"
@@ -18,21 +19,28 @@ bool is_row_axis(const nlohmann::json& expr) {
   return expr.is_object() && expr.value("op", "") == "axis" && expr.value("index", -1) == 0;
 }
 
-// Walks one compute's body: records how each tensor is read and refuses any other use of the row index.
+// Walks one compute's body: records how each tensor is read, and meets any other use of the row index by
+// refusing it (a slice) or by counting it from `first` (a block of the whole program's rows).
 class BodyWalk {
  public:
-  BodyWalk(std::string compute, std::map<std::string, Read>& reads)
-      : compute_(std::move(compute)), reads_(reads) {}
+  BodyWalk(std::string compute, std::map<std::string, Read>& reads, std::optional<std::int64_t> first)
+      : compute_(std::move(compute)), reads_(reads), first_(first) {}
 
-  void visit(const nlohmann::json& expr) {
+  void visit(nlohmann::json& expr) {
     if (is_row_axis(expr)) {
-      throw CompileError(
-          "rows of '" + compute_ +
-          "' are not independent: its body uses its row index other than as the first index of a "
-          "read (as a causal mask or a transpose does), so the program cannot be cut into rows");
+      if (!first_) {
+        throw CompileError(
+            "rows of '" + compute_ +
+            "' are not independent: its body uses its row index other than as the first index of a "
+            "read (as a causal mask or a transpose does), so the program cannot be cut into rows");
+      }
+      if (*first_ != 0) {
+        expr = {{"op", "add"}, {"a", expr}, {"b", {{"op", "int"}, {"dtype", "i32"}, {"value", *first_}}}};
+      }
+      return;
     }
     if (expr.value("op", "") == "read") {
-      const nlohmann::json& indices = expr.at("indices");
+      nlohmann::json& indices = expr.at("indices");
       const std::string tensor = expr.at("tensor").get<std::string>();
       const bool by_row = !indices.empty() && is_row_axis(indices[0]);
       note(tensor, by_row ? Read::kByRow : Read::kWhole);
@@ -56,26 +64,27 @@ class BodyWalk {
 
   std::string compute_;
   std::map<std::string, Read>& reads_;
+  std::optional<std::int64_t> first_;
 };
 
-}  // namespace
-
-Program with_rows(const Program& program, std::int64_t rows) {
-  if (rows < 1) throw CompileError("with_rows: rows=" + std::to_string(rows) + " must be at least 1");
+// with_rows, and row_block with `first`.
+Program cut_rows(const Program& program, std::optional<std::int64_t> first, std::int64_t rows) {
+  const std::string what = first ? "row_block" : "with_rows";
+  if (rows < 1) throw CompileError(what + ": rows=" + std::to_string(rows) + " must be at least 1");
   nlohmann::json json = program_to_json(program);
   std::map<std::string, Read> reads;
   std::int64_t program_rows = 0;
-  for (const nlohmann::json& tensor : json.at("tensors")) {
+  for (nlohmann::json& tensor : json.at("tensors")) {
     if (tensor.at("kind") != "compute") continue;
     const std::string name = tensor.at("name").get<std::string>();
-    const std::int64_t first = tensor.at("shape").at(0).get<std::int64_t>();
-    if (program_rows != 0 && first != program_rows) {
+    const std::int64_t extent = tensor.at("shape").at(0).get<std::int64_t>();
+    if (program_rows != 0 && extent != program_rows) {
       throw CompileError("rows of '" + name + "' are not independent: its first extent is " +
-                         std::to_string(first) + ", the computes before it have " +
+                         std::to_string(extent) + ", the computes before it have " +
                          std::to_string(program_rows) + " rows");
     }
-    program_rows = first;
-    BodyWalk(name, reads).visit(tensor.at("body"));
+    program_rows = extent;
+    BodyWalk(name, reads, first).visit(tensor.at("body"));
   }
   for (nlohmann::json& tensor : json.at("tensors")) {
     const std::string name = tensor.at("name").get<std::string>();
@@ -94,7 +103,21 @@ Program with_rows(const Program& program, std::int64_t rows) {
     }
     tensor["shape"][0] = rows;
   }
-  return program_from_json(json, "with_rows");
+  if (first && (*first < 0 || *first + rows > program_rows)) {
+    throw CompileError("row_block: rows " + std::to_string(*first) + " to " + std::to_string(*first + rows) +
+                       " are not rows of the program's " + std::to_string(program_rows));
+  }
+  return program_from_json(json, what);
+}
+
+}  // namespace
+
+Program with_rows(const Program& program, std::int64_t rows) {
+  return cut_rows(program, std::nullopt, rows);
+}
+
+Program row_block(const Program& program, std::int64_t first, std::int64_t rows) {
+  return cut_rows(program, first, rows);
 }
 
 }  // namespace comfuse::te

@@ -22,4 +22,10 @@ namespace comfuse::te {
 /// and whole; or when `rows` is below 1.
 Program with_rows(const Program& program, std::int64_t rows);
 
+/// Rows `first` to `first + rows` of the program: with_rows, where a body's other uses of its row index (a
+/// causal mask's comparison) count from `first`, so the block computes those rows of the whole program from
+/// those rows of the inputs read by row. What a reference check evaluates on a block. Throws CompileError
+/// as with_rows does for the other dependences between rows, and when the block is not within the rows.
+Program row_block(const Program& program, std::int64_t first, std::int64_t rows);
+
 }  // namespace comfuse::te

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "error_of.h"
+#include "te/interpreter.h"
 #include "te/json.h"
 #include "te/ops.h"
 #include "te/workloads.h"
@@ -76,6 +79,56 @@ TEST(WithRows, ProgramsWhoseRowsDependOnEachOtherAreRefusedByName) {
   EXPECT_EQ(error_of([&] { with_rows(Program({X}, {U}), 16); }),
             "rows of 'U' are not independent: 'X' is read by row in one place and at other rows in another");
   EXPECT_EQ(error_of([&] { with_rows(Program({X, W}, {P}), 0); }), "with_rows: rows=0 must be at least 1");
+}
+
+TEST(RowBlock, ABlockFromTheFirstRowIsWhatTheBuilderMakes) {
+  const Shape whole{{"M", 512}, {"K", 64}, {"N", 128}};
+  Shape part = whole;
+  part["M"] = 64;
+  for (const char* name : {"post_layernorm", "gemm_softcap_softmax"}) {
+    EXPECT_EQ(workload_key(row_block(build_workload(name, whole), 0, 64)),
+              workload_key(build_workload(name, part)))
+        << name;
+  }
+}
+
+// Rows `first` to `first + count` of `buffer`'s leading axis.
+HostBuffer rows_of(const HostBuffer& buffer, std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> shape = buffer.shape();
+  const std::size_t row_bytes = buffer.size_bytes() / static_cast<std::size_t>(shape[0]);
+  shape[0] = count;
+  HostBuffer part(buffer.dtype(), shape);
+  std::memcpy(part.data(), static_cast<const char*>(buffer.data()) + first * row_bytes, count * row_bytes);
+  return part;
+}
+
+// A causal mask's rows depend on their index: a block of them counts that index from its first row, and so
+// computes the whole program's rows, where a program rebuilt with fewer rows would mask from row 0 again.
+TEST(RowBlock, ACausalMasksBlockComputesThoseRowsOfTheWholeProgram) {
+  const Tensor X = placeholder({64, 32}, DType::bf16, "X");
+  const Tensor W = placeholder({96, 32}, DType::bf16, "W");  // Lq = 64 < Lk = 96: the mask's offset is 32
+  const Tensor masked = causal_mask(matmul(X, W, BLayout::kColMajor, "S"), "masked");
+  const Tensor Y = compute(
+      {64, 96}, [&](Var i, Var j) { return cast(DType::bf16, masked(i, j)); }, "Y");
+  const Program whole({X, W}, {Y});
+  const std::vector<HostBuffer> inputs = {HostBuffer::random(DType::bf16, {64, 32}, 1),
+                                          HostBuffer::random(DType::bf16, {96, 32}, 2)};
+  const HostBuffer expected = evaluate(whole, inputs)[0];
+  for (const std::int64_t first : {0, 16, 48}) {
+    const Program block = row_block(whole, first, 16);
+    const HostBuffer got = evaluate(block, {rows_of(inputs[0], first, 16), inputs[1]})[0];
+    const HostBuffer want = rows_of(expected, first, 16);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size_bytes()), 0) << "rows from " << first;
+  }
+  // The same block rebuilt at 16 rows (a mask offset of 80, not 32) differs: the test can tell.
+  const Tensor X16 = placeholder({16, 32}, DType::bf16, "X");
+  const Tensor masked16 = causal_mask(matmul(X16, W, BLayout::kColMajor, "S"), "masked");
+  const Tensor Y16 = compute(
+      {16, 96}, [&](Var i, Var j) { return cast(DType::bf16, masked16(i, j)); }, "Y");
+  const HostBuffer rebuilt = evaluate(Program({X16, W}, {Y16}), {rows_of(inputs[0], 16, 16), inputs[1]})[0];
+  EXPECT_NE(std::memcmp(rebuilt.data(), rows_of(expected, 16, 16).data(), rebuilt.size_bytes()), 0);
+  EXPECT_EQ(error_of([&] { row_block(whole, 56, 16); }),
+            "row_block: rows 56 to 72 are not rows of the program's 64");
 }
 
 }  // namespace
