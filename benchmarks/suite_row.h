@@ -2,7 +2,6 @@
 // (replayed from a tuning log where it has the part, else the default heuristic) and compiled.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +20,6 @@ namespace comfuse::bench {
 struct Part {
   te::Program program;
   schedule::FusionPlan plan;
-  std::function<te::Program(std::int64_t rows)> rebuild;  // the same part with fewer rows
   codegen::KernelSource source;
   runtime::CompiledProgram compiled;
   std::string compile_error;

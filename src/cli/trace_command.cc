@@ -112,7 +112,7 @@ std::optional<TraceArgs> parse_args(const std::vector<std::string>& args, std::o
   return parsed;
 }
 
-// The workload's fused-GEMM kernel (its program and the rebuild the reference check needs).
+// The workload's fused-GEMM kernel.
 search::TuningKernel fused_kernel_of(const std::string& workload, const te::Shape& shape) {
   for (search::TuningKernel& kernel : search::tuning_kernels(workload, shape)) {
     if (kernel.role == search::TuningKernel::Role::kWhole) return kernel;
@@ -285,8 +285,7 @@ int run_trace(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const codegen::KernelSource source = codegen::emit_kernel(plan, schedule, key, options);
     out << "schedule   " << schedule::to_string(schedule) << "\n";
     if (!target) target = runtime::read_fingerprint(0);
-    const search::GpuWorkload workload =
-        search::prepare_workload(kernel.program, kernel.rebuild, parsed->seed);
+    const search::GpuWorkload workload = search::prepare_workload(kernel.program, parsed->seed);
 
     const runtime::Context context(0);
     const runtime::Stream stream(context);

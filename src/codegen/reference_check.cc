@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "te/row_slice.h"
+
 namespace comfuse::codegen {
 namespace {
 
@@ -21,23 +23,14 @@ te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t first, std::i
 }  // namespace
 
 ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                const RowProgramBuilder& rebuild, std::int64_t full_rows) {
-  // Inputs indexed by the output row: the GEMM's A, and epilogue inputs read per element or per row.
-  std::vector<bool> by_row;
-  for (const te::Tensor& t : plan.program.inputs()) {
-    bool row_indexed = t.same_as(plan.anchor.a);
-    for (const auto& input : plan.epilogue_inputs) {
-      row_indexed = row_indexed || (input.tensor.same_as(t) && input.broadcast != schedule::Broadcast::kRow);
-    }
-    by_row.push_back(row_indexed);
-  }
-  return compute_reference(plan.program, by_row, plan.anchor.m, inputs, rebuild, full_rows);
+                                std::int64_t full_rows) {
+  return compute_reference(plan.program, inputs, full_rows);
 }
 
-ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& by_row, std::int64_t M,
-                                const std::vector<te::HostBuffer>& inputs, const RowProgramBuilder& rebuild,
+ReferenceRows compute_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
                                 std::int64_t full_rows, std::int64_t block_rows) {
   ReferenceRows reference;
+  const std::int64_t M = program.outputs().front().shape().front();
   reference.rows = M;
   for (const te::Tensor& t : program.outputs()) reference.output_names.push_back(t.name());
   if (M <= full_rows) {
@@ -47,10 +40,16 @@ ReferenceRows compute_reference(const te::Program& program, const std::vector<bo
     reference.blocks = {{0, b}, {M / 2 - b / 2, b}, {M - b, b}};
   }
   for (auto [first, count] : reference.blocks) {
-    const te::Program part = count == M ? program : rebuild(count);
+    if (count == M) {
+      reference.outputs.push_back(te::evaluate(program, inputs));
+      continue;
+    }
+    // The block's inputs: those it reads by row cut to its rows (their shapes changed), the others whole.
+    const te::Program part = te::row_block(program, first, count);
     std::vector<te::HostBuffer> part_inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      part_inputs.push_back(by_row[i] && count != M ? slice_rows(inputs[i], first, count) : inputs[i]);
+      const bool by_row = part.inputs()[i].shape() != program.inputs()[i].shape();
+      part_inputs.push_back(by_row ? slice_rows(inputs[i], first, count) : inputs[i]);
     }
     reference.outputs.push_back(te::evaluate(part, part_inputs));
   }
@@ -83,10 +82,9 @@ ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<t
 
 ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
                                        const std::vector<te::HostBuffer>& inputs,
-                                       const std::vector<te::HostBuffer>& gpu_outputs,
-                                       const RowProgramBuilder& rebuild, double tolerance,
+                                       const std::vector<te::HostBuffer>& gpu_outputs, double tolerance,
                                        std::int64_t full_rows) {
-  return check_outputs(compute_reference(plan, inputs, rebuild, full_rows), gpu_outputs, tolerance);
+  return check_outputs(compute_reference(plan, inputs, full_rows), gpu_outputs, tolerance);
 }
 
 }  // namespace comfuse::codegen

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,11 +18,6 @@ struct ReferenceCheck {
   std::string detail;           // one line per (output, row block)
 };
 
-/// Rebuilds the same program with `rows` rows (every fused plan is row-independent: row i of the outputs
-/// depends only on row i of the row-indexed inputs). A program whose elements read the row index itself (a
-/// causal mask) is not: a rebuilt block's rows count from 0 again, so check such programs whole.
-using RowProgramBuilder = std::function<te::Program(std::int64_t rows)>;
-
 /// The reference outputs of the row blocks a check compares: the whole output for small programs, else three
 /// blocks of 64 rows. Computed once per workload and reused for every candidate kernel.
 struct ReferenceRows {
@@ -35,15 +29,14 @@ struct ReferenceRows {
 
 /// Evaluates the reference on `inputs` for the blocks check_against_reference compares.
 ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                const RowProgramBuilder& rebuild, std::int64_t full_rows = 512);
+                                std::int64_t full_rows = 512);
 
-/// The same for any program whose outputs' first axis is independent rows (`rows` of them): `row_indexed[i]`
-/// says whether input i shares that axis (and is cut with it), the others are passed whole. Above `full_rows`
-/// rows, three blocks of `block_rows` (first, middle, last) are compared.
-ReferenceRows compute_reference(const te::Program& program, const std::vector<bool>& row_indexed,
-                                std::int64_t rows, const std::vector<te::HostBuffer>& inputs,
-                                const RowProgramBuilder& rebuild, std::int64_t full_rows = 512,
-                                std::int64_t block_rows = 64);
+/// The same for any program whose outputs' first axis is independent rows (of X, or batches of a batched
+/// program): above `full_rows` rows, three blocks of `block_rows` (first, middle, last), each evaluated as
+/// te::row_block of the program on those rows of the inputs read by row (the others passed whole). Throws
+/// CompileError (te::row_block's) when the rows depend on each other other than through their index.
+ReferenceRows compute_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
+                                std::int64_t full_rows = 512, std::int64_t block_rows = 64);
 
 /// Compares `gpu_outputs` (whole outputs, program.outputs() order) with reference rows computed before.
 ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<te::HostBuffer>& gpu_outputs,
@@ -51,11 +44,10 @@ ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<t
 
 /// Compares `gpu_outputs` (in program.outputs() order) with the reference evaluated on `inputs`. Programs of
 /// at most `full_rows` rows are checked whole; larger ones on three blocks of 64 rows (first, middle, last)
-/// through `rebuild`. Passes when every block has no NaN/Inf and relative error <= `tolerance`.
+/// (te::row_block). Passes when every block has no NaN/Inf and relative error <= `tolerance`.
 ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
                                        const std::vector<te::HostBuffer>& inputs,
                                        const std::vector<te::HostBuffer>& gpu_outputs,
-                                       const RowProgramBuilder& rebuild, double tolerance = 1e-2,
-                                       std::int64_t full_rows = 512);
+                                       double tolerance = 1e-2, std::int64_t full_rows = 512);
 
 }  // namespace comfuse::codegen

@@ -20,14 +20,13 @@ struct GpuRunner::State {
   std::unique_ptr<runtime::CublasGemm> cublas;
 };
 
-GpuWorkload prepare_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
-                             std::uint64_t seed) {
+GpuWorkload prepare_workload(const te::Program& program, std::uint64_t seed) {
   GpuWorkload workload{schedule::plan_fusion(program), te::workload_key(program), {}, {}};
   for (std::size_t i = 0; i < program.inputs().size(); ++i) {
     const te::Tensor& t = program.inputs()[i];
     workload.inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
   }
-  workload.reference = codegen::compute_reference(workload.plan, workload.inputs, rebuild);
+  workload.reference = codegen::compute_reference(workload.plan, workload.inputs);
   return workload;
 }
 
@@ -125,23 +124,17 @@ std::unique_ptr<IsolatedMeasurer> make_gpu_measurer(const GpuWorkload& workload,
       [&workload, ordinal] { return std::make_unique<GpuRunner>(workload, ordinal); }, options);
 }
 
-B2BGpuWorkload prepare_b2b_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
-                                    std::uint64_t seed) {
+B2BGpuWorkload prepare_b2b_workload(const te::Program& program, std::uint64_t seed) {
   B2BGpuWorkload workload{schedule::plan_b2b(program), te::workload_key(program), {}, {}};
-  const auto& first = workload.plan.first;
   // Independent rows: a batch of a batched program (every operand is batch-major), else a row of X.
-  const bool batched = !first.batch.empty();
-  const std::int64_t rows = batched ? first.batch[0] : first.m;
-  std::vector<bool> row_indexed;
+  const bool batched = !workload.plan.first.batch.empty();
   for (std::size_t i = 0; i < program.inputs().size(); ++i) {
     const te::Tensor& t = program.inputs()[i];
     workload.inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
-    row_indexed.push_back(batched ? t.shape().size() == first.a.shape().size() && t.shape()[0] == rows
-                                  : t.same_as(first.a));
   }
   // A batch of attention is a whole problem: compare three of them; MLP rows in blocks of 64 as usual.
-  workload.reference = codegen::compute_reference(program, row_indexed, rows, workload.inputs, rebuild,
-                                                  batched ? 1 : 512, batched ? 1 : 64);
+  workload.reference =
+      codegen::compute_reference(program, workload.inputs, batched ? 1 : 512, batched ? 1 : 64);
   return workload;
 }
 

@@ -26,9 +26,8 @@ struct GpuWorkload {
 };
 
 /// Plans `program`, draws its inputs from `seed` and evaluates the CPU reference on the rows a check
-/// compares (`rebuild` gives the same program with fewer rows; see codegen::check_against_reference).
-GpuWorkload prepare_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
-                             std::uint64_t seed);
+/// compares (see codegen::check_against_reference).
+GpuWorkload prepare_workload(const te::Program& program, std::uint64_t seed);
 
 /// Runs candidates on device `ordinal`: loads the cubin, binds fresh device buffers, fills the outputs with
 /// NaN bytes, launches once and checks the outputs against the reference (wrong → kWrongAnswer, not
@@ -65,9 +64,8 @@ struct B2BGpuWorkload {
 };
 
 /// Plans `program` as back to back (schedule::plan_b2b), draws its inputs and evaluates the reference on the
-/// compared rows (`rebuild` gives the program with fewer rows: of X, or batches when it is batched).
-B2BGpuWorkload prepare_b2b_workload(const te::Program& program, const codegen::RowProgramBuilder& rebuild,
-                                    std::uint64_t seed);
+/// compared rows (of X, or whole batches when it is batched).
+B2BGpuWorkload prepare_b2b_workload(const te::Program& program, std::uint64_t seed);
 
 /// Runs fused back-to-back candidates (run_b2b) like GpuRunner runs fused-GEMM ones; it has no cuBLAS
 /// baseline.

@@ -8,10 +8,10 @@ namespace comfuse::search {
 GpuTuning::GpuTuning(const TuningKernel& kernel, std::uint64_t seed, IsolationOptions isolation)
     : program_(kernel.program) {
   if (kernel.role == TuningKernel::Role::kFusedB2B) {
-    b2b_.emplace(prepare_b2b_workload(kernel.program, kernel.rebuild, seed));
+    b2b_.emplace(prepare_b2b_workload(kernel.program, seed));
     measurer_ = make_b2b_gpu_measurer(*b2b_, 0, isolation);
   } else {
-    gemm_.emplace(prepare_workload(kernel.program, kernel.rebuild, seed));
+    gemm_.emplace(prepare_workload(kernel.program, seed));
     measurer_ = make_gpu_measurer(*gemm_, 0, isolation);
   }
 }

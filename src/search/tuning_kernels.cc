@@ -10,13 +10,6 @@
 namespace comfuse::search {
 namespace {
 
-// `shape` with `rows` independent rows (batches of a batched workload): the reference check's smaller
-// instance.
-te::Shape with_rows(const std::string& name, te::Shape shape, std::int64_t rows) {
-  shape[te::rows_parameter(name)] = rows;
-  return shape;
-}
-
 // The fused back-to-back kernel of the whole workload, where the planner and the generator take it (else
 // nullopt, with the reason in `why`).
 std::optional<TuningKernel> fused_b2b(const std::string& name, const te::Shape& shape, std::string* why) {
@@ -25,9 +18,7 @@ std::optional<TuningKernel> fused_b2b(const std::string& name, const te::Shape& 
     *why = *refusal;
     return std::nullopt;
   }
-  return TuningKernel{TuningKernel::Role::kFusedB2B, std::move(program), [name, shape](std::int64_t rows) {
-                        return te::build_workload(name, with_rows(name, shape, rows));
-                      }};
+  return TuningKernel{TuningKernel::Role::kFusedB2B, std::move(program)};
 }
 
 }  // namespace
@@ -46,10 +37,7 @@ std::vector<TuningKernel> tuning_kernels(const std::string& name, const te::Shap
     const TuningKernel::Role role = programs.size() == 1 ? TuningKernel::Role::kWhole
                                     : index == 0         ? TuningKernel::Role::kFirstPart
                                                          : TuningKernel::Role::kSecondPart;
-    kernels.push_back(
-        {role, programs[index], [name, shape, index](std::int64_t rows) {
-           return schedule::kernel_programs(te::build_workload(name, with_rows(name, shape, rows))).at(index);
-         }});
+    kernels.push_back({role, programs[index]});
   }
   // A back-to-back workload is also tuned as the fused kernel; the guard then picks a plan from the records.
   if (programs.size() == 2) {

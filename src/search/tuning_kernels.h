@@ -21,7 +21,6 @@ struct TuningKernel {
   };
   Role role = Role::kWhole;
   te::Program program;
-  codegen::RowProgramBuilder rebuild;  // the same kernel with fewer rows, for the reference check
 };
 
 /// The kernels of workload `name` at `shape`, in the order above. Throws CompileError with the planner's

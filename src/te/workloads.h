@@ -49,7 +49,7 @@ Shape resolve_shape(const WorkloadInfo& info, const Shape& shape);
 Program build_workload(const std::string& name, const Shape& shape = {});
 
 /// The parameter of workload `name` that counts independent output rows: "BH" (whole batches) where the
-/// workload has it, else "M". A reference check rebuilds the workload with fewer of them.
+/// workload has it, else "M": the first extent of every output, the rows te::with_rows cuts.
 std::string rows_parameter(const std::string& name);
 
 /// Parses "M=128,K=64,N=256" (spaces allowed around items, names and values). Values are decimal integers,

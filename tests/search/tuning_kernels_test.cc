@@ -1,10 +1,11 @@
 // Which kernels a workload is tuned as: one fused-GEMM kernel, two parts plus the fused back-to-back kernel,
-// or the fused back-to-back kernel alone; each with a rebuild that takes fewer rows.
+// or the fused back-to-back kernel alone; each cut into fewer rows as the reference check cuts it.
 #include "search/tuning_kernels.h"
 
 #include <gtest/gtest.h>
 
 #include "te/error_of.h"
+#include "te/row_slice.h"
 
 namespace comfuse::search {
 namespace {
@@ -21,7 +22,7 @@ TEST(TuningKernels, SingleGemmWorkloadIsOneKernel) {
   const std::vector<TuningKernel> kernels =
       tuning_kernels("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 128}});
   ASSERT_EQ(roles(kernels), std::vector<Role>{Role::kWhole});
-  EXPECT_EQ(kernels[0].rebuild(64).inputs()[0].shape()[0], 64);  // X with 64 of its rows
+  EXPECT_EQ(te::with_rows(kernels[0].program, 64).inputs()[0].shape()[0], 64);  // X with 64 of its rows
 }
 
 TEST(TuningKernels, SmallMlpIsTwoPartsAndTheFusedKernel) {
@@ -29,8 +30,8 @@ TEST(TuningKernels, SmallMlpIsTwoPartsAndTheFusedKernel) {
       tuning_kernels("mlp_relu", {{"M", 300}, {"K", 64}, {"N", 128}, {"O", 64}});
   ASSERT_EQ(roles(kernels), (std::vector<Role>{Role::kFirstPart, Role::kSecondPart, Role::kFusedB2B}));
   EXPECT_EQ(kernels[2].program.outputs()[0].shape(), (std::vector<std::int64_t>{300, 64}));
-  EXPECT_EQ(kernels[1].rebuild(64).outputs()[0].shape(), (std::vector<std::int64_t>{64, 64}));
-  EXPECT_EQ(kernels[2].rebuild(64).outputs()[0].shape(), (std::vector<std::int64_t>{64, 64}));
+  EXPECT_EQ(te::with_rows(kernels[1].program, 64).outputs()[0].shape(), (std::vector<std::int64_t>{64, 64}));
+  EXPECT_EQ(te::with_rows(kernels[2].program, 64).outputs()[0].shape(), (std::vector<std::int64_t>{64, 64}));
 }
 
 TEST(TuningKernels, LargeMlpHasNoFusedKernel) {
@@ -39,11 +40,12 @@ TEST(TuningKernels, LargeMlpHasNoFusedKernel) {
   EXPECT_EQ(roles(kernels), (std::vector<Role>{Role::kFirstPart, Role::kSecondPart}));
 }
 
-TEST(TuningKernels, AttentionIsTheFusedKernelAloneRebuiltByBatches) {
+TEST(TuningKernels, AttentionIsTheFusedKernelAloneCutByBatches) {
   const std::vector<TuningKernel> kernels =
       tuning_kernels("attention", {{"BH", 4}, {"L", 128}, {"D", 64}, {"CAUSAL", 0}});
   ASSERT_EQ(roles(kernels), std::vector<Role>{Role::kFusedB2B});
-  EXPECT_EQ(kernels[0].rebuild(1).outputs()[0].shape(), (std::vector<std::int64_t>{1, 128, 64}));
+  EXPECT_EQ(te::with_rows(kernels[0].program, 1).outputs()[0].shape(),
+            (std::vector<std::int64_t>{1, 128, 64}));
 }
 
 TEST(TuningKernels, NeitherPlanNamesBothReasons) {

@@ -20,26 +20,21 @@ bool gpu_required() {
 }
 
 // Skips (or fails under COMFUSE_REQUIRE_GPU=1) when the worker finds no device.
-#define REQUIRE_WORKER_DEVICE(measurer)                                           \
-  try {                                                                           \
-    (measurer).target();                                                          \
-  } catch (const RuntimeError& error) {                                           \
-    if (gpu_required()) FAIL() << "COMFUSE_REQUIRE_GPU=1 but " << error.what();   \
-    GTEST_SKIP() << error.what();                                                 \
+#define REQUIRE_WORKER_DEVICE(measurer)                                         \
+  try {                                                                         \
+    (measurer).target();                                                        \
+  } catch (const RuntimeError& error) {                                         \
+    if (gpu_required()) FAIL() << "COMFUSE_REQUIRE_GPU=1 but " << error.what(); \
+    GTEST_SKIP() << error.what();                                               \
   }
 
-te::Shape tail_shape() { return {{"M", 1000}, {"K", 200}, {"N", 512}}; }
+te::Shape tail_shape() {
+  return {{"M", 1000}, {"K", 200}, {"N", 512}};
+}
 
 TEST(TunerGpu, TunesWithFaultyCandidatesContained) {
   const te::Program program = te::build_workload("post_layernorm", tail_shape());
-  const GpuWorkload workload = prepare_workload(
-      program,
-      [](std::int64_t rows) {
-        te::Shape shape = tail_shape();
-        shape["M"] = rows;
-        return te::build_workload("post_layernorm", shape);
-      },
-      20261202);
+  const GpuWorkload workload = prepare_workload(program, 20261202);
   IsolationOptions isolation;
   isolation.candidate_timeout_s = 10;
   const std::unique_ptr<IsolatedMeasurer> measurer = make_gpu_measurer(workload, 0, isolation);
