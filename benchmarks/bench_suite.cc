@@ -77,13 +77,9 @@ Measured measure_row(Row& row, std::uint64_t seed, const runtime::Context& conte
     for (auto& out : bindings.back().outputs) out.fill_bytes(0xFF);
     kernels.back()->launch(bindings.back(), stream.get());
     stream.synchronize();
-    std::vector<te::HostBuffer> gpu;
-    for (std::size_t o = 0; o < part.program.outputs().size(); ++o) {
-      const te::Tensor& t = part.program.outputs()[o];
-      gpu.emplace_back(t.dtype(), t.shape());
-      bindings.back().outputs[o].copy_to_host(gpu.back().data(), gpu.back().size_bytes());
-      host.insert_or_assign(t.name(), gpu.back());
-    }
+    const std::vector<te::HostBuffer> gpu = codegen::download_outputs(part.program, bindings.back());
+    for (std::size_t o = 0; o < gpu.size(); ++o)
+      host.insert_or_assign(part.program.outputs()[o].name(), gpu[o]);
     const codegen::ReferenceCheck check = codegen::check_against_reference(part.plan, inputs, gpu);
     measured.check.ok = measured.check.ok && check.ok;
     measured.check.max_rel_error = std::max(measured.check.max_rel_error, check.max_rel_error);

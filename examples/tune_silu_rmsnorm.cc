@@ -74,9 +74,8 @@ int main(int argc, char** argv) {
   bindings.outputs[0].fill_bytes(0xFF);
   kernel.launch(bindings);
   context.synchronize();
-  te::HostBuffer out(program.outputs()[0].dtype(), program.outputs()[0].shape());
-  bindings.outputs[0].copy_to_host(out.data(), out.size_bytes());
-  const codegen::ReferenceCheck check = codegen::check_against_reference(workload.plan, inputs, {out});
+  const codegen::ReferenceCheck check =
+      codegen::check_against_reference(workload.plan, inputs, codegen::download_outputs(program, bindings));
   std::cout << "fresh inputs: " << (check.ok ? "matches" : "DIFFERS FROM")
             << " the CPU reference (max rel err " << check.max_rel_error << ")\n";
   return check.ok ? 0 : 1;

@@ -131,8 +131,10 @@ DeviceBindings FusedKernel::bind_buffers(const te::Program& program,
 
 DeviceBindings FusedKernel::bind_whole(const te::Program& whole, const std::vector<const void*>& input_data,
                                        int* slices) const {
-  *slices = 1;
-  const std::int64_t rows = program_.outputs().front().shape().front();  // every output is row-major in M
+  // Every output is row-major in M: the count of slices is the whole program's rows over the kernel's.
+  const std::int64_t rows = program_.outputs().front().shape().front();
+  const std::int64_t whole_rows = whole.outputs().front().shape().front();
+  *slices = static_cast<int>(whole_rows / rows);
   const auto cut = [&](const std::vector<te::Tensor>& theirs, const std::vector<te::Tensor>& ours,
                        const std::string& what) {
     if (theirs.size() != ours.size()) {
@@ -144,17 +146,15 @@ DeviceBindings FusedKernel::bind_whole(const te::Program& whole, const std::vect
       const std::vector<std::int64_t>& small = ours[i].shape();
       const bool same_columns = big.size() == small.size() && !big.empty() &&
                                 std::equal(big.begin() + 1, big.end(), small.begin() + 1);
-      const bool cut_evenly =
-          same_columns && (big[0] == small[0] || (small[0] == rows && big[0] % rows == 0 &&
-                                                  (*slices == 1 || big[0] / rows == *slices)));
-      if (!cut_evenly || theirs[i].dtype() != ours[i].dtype() || theirs[i].name() != ours[i].name()) {
+      const bool sliced = small[0] == rows && big[0] == rows * *slices;
+      if (!same_columns || (big[0] != small[0] && !sliced) || theirs[i].dtype() != ours[i].dtype() ||
+          theirs[i].name() != ours[i].name()) {
         throw CompileError("row slices: " + what + " '" + theirs[i].name() + "' of the whole program (" +
                            std::string(te::dtype_name(theirs[i].dtype())) + " " + te::shape_to_string(big) +
                            ") is not a row slice of the kernel's '" + ours[i].name() + "' (" +
                            std::string(te::dtype_name(ours[i].dtype())) + " " + te::shape_to_string(small) +
                            ") in the same count of slices as the tensors before it");
       }
-      if (big[0] != small[0]) *slices = static_cast<int>(big[0] / small[0]);
     }
   };
   cut(whole.inputs(), program_.inputs(), "input");

@@ -41,13 +41,13 @@ schedule::Schedule form(const schedule::FusionPlan& plan, bool softmax, Form f) 
   return s;
 }
 
-// The whole program's outputs from `slices` launches of `schedule` emitted at its rows / slices.
-std::vector<te::HostBuffer> run_in_slices(const runtime::Context& context, const std::string& workload,
-                                          std::int64_t m, std::int64_t k, std::int64_t n, int slices,
-                                          const std::vector<te::HostBuffer>& inputs, Form f) {
-  const te::Program whole = test_programs::workload(workload, m, k, n);
+// The outputs of `whole` from `slices` launches of the schedule of form `f` emitted at its rows / slices.
+std::vector<te::HostBuffer> run_in_slices(const runtime::Context& context, const te::Program& whole,
+                                          bool softmax, int slices, const std::vector<te::HostBuffer>& inputs,
+                                          Form f) {
+  const std::int64_t m = whole.outputs().front().shape().front();
   const schedule::FusionPlan part = schedule::plan_fusion(te::with_rows(whole, m / slices));
-  const schedule::Schedule schedule = form(part, workload == "gemm_softmax", f);
+  const schedule::Schedule schedule = form(part, softmax, f);
   const FusedKernel kernel(context, part.program, emit_kernel(part, schedule, test_programs::kKey));
   std::vector<const void*> data;
   for (const te::HostBuffer& input : inputs) data.push_back(input.data());
@@ -80,7 +80,7 @@ TEST_F(RowSlicesGpuTest, SlicesOfTheRowsComputeTheWholeProgram) {
       for (const te::Tensor& t : whole.inputs())
         inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed++));
       const std::vector<te::HostBuffer> gpu =
-          run_in_slices(context(), c.workload, c.m, c.k, c.n, c.slices, inputs, f);
+          run_in_slices(context(), whole, c.workload == "gemm_softmax", c.slices, inputs, f);
       const std::vector<te::HostBuffer> reference = te::evaluate(whole, inputs);
       ASSERT_EQ(gpu.size(), reference.size());
       for (std::size_t o = 0; o < gpu.size(); ++o) {
