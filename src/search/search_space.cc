@@ -218,9 +218,10 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,
   // Changes 57 and 58). Logs written before them are searched without them (knob_pair_filter).
   s = schedule::with_refinements(std::move(s));
-  // Searched where it has won, plans without row reductions (every GEMM-family winner takes it); a deferred
-  // reduction's stash leaves by TMA as one whole tile (the forms that won with it staged the whole tile).
-  if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
+  // Searched wherever it applies: plans without row reductions (every GEMM-family winner takes it), and a
+  // deferred reduction's stash leaving by TMA, where it frees the memory of a fourth stage (the question of
+  // benchmarks/NOTES.md, "the deferred stash in chunks"). Rows combined in the kernel store in place.
+  if (!schedule::store_chunks_applies(s)) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update
