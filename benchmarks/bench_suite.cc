@@ -30,10 +30,10 @@
 #include "codegen/reference_check.h"
 #include "runtime/cublas_gemm.h"
 #include "runtime/kernel_timer.h"
+#include "search/gpu_runner.h"
 #include "search/tuning_log.h"
 #include "suite_row.h"
 #include "support/error.h"
-#include "te/interpreter.h"
 #include "te/json.h"
 
 namespace comfuse::bench {
@@ -113,46 +113,27 @@ struct FusedMeasured {
   double rel_error = 0;
 };
 
-// The fused back-to-back kernel of `row` on the row's inputs (same seed as the two-kernel run), its output
-// poisoned first and compared on its first rows with the reference evaluated on those rows.
+// The fused back-to-back kernel of `row` on the b2b tuner's workload (random inputs from `seed`; the
+// reference on the first, middle and last row blocks, a batch of attention each:
+// search::prepare_b2b_workload), its outputs poisoned first and compared on those blocks.
 FusedMeasured measure_fused_b2b(Row& row, std::uint64_t seed, const runtime::Context& context,
                                 const runtime::Stream& stream, runtime::KernelTimer& timer,
                                 const runtime::TimingOptions& timing) {
   const te::Program& whole = row.fused_b2b->program;
-  std::vector<te::HostBuffer> inputs;
+  const search::B2BGpuWorkload workload = search::prepare_b2b_workload(whole, seed);
   std::vector<const void*> data;
-  for (std::size_t i = 0; i < whole.inputs().size(); ++i) {
-    const te::Tensor& t = whole.inputs()[i];
-    inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + i));
-  }
-  for (const te::HostBuffer& b : inputs) data.push_back(b.data());
+  for (const te::HostBuffer& b : workload.inputs) data.push_back(b.data());
   codegen::FusedKernel kernel(context, whole, row.fused_b2b->source, std::move(row.fused_b2b->compiled));
   codegen::DeviceBindings bindings = kernel.bind(data);
-  bindings.outputs[0].fill_bytes(0xFF);
+  for (runtime::DeviceBuffer& output : bindings.outputs) output.fill_bytes(0xFF);
   kernel.launch(bindings, stream.get());
   stream.synchronize();
-  const te::Tensor& out = whole.outputs()[0];
-  te::HostBuffer gpu(out.dtype(), out.shape());
-  bindings.outputs[0].copy_to_host(gpu.data(), gpu.size_bytes());
-  // The reference on a prefix of the problem, whose inputs are prefixes of the whole one's: the first batch
-  // of a batched workload (every operand is batch-major), else X's first 64 rows with the weights whole.
-  te::Shape shape = row.entry.shape;
-  const std::string rows = te::rows_parameter(row.entry.workload);
-  shape[rows] = rows == "BH" ? 1 : std::min<std::int64_t>(64, out.shape()[0]);
-  const te::Program part = te::build_workload(row.entry.workload, shape);
-  std::vector<te::HostBuffer> part_inputs;
-  for (std::size_t i = 0; i < whole.inputs().size(); ++i) {
-    const te::Tensor& t = part.inputs()[i];
-    te::HostBuffer b(t.dtype(), t.shape());
-    for (std::int64_t e = 0; e < b.numel(); ++e) b.set(e, inputs[i].get(e));  // row-major: the first rows
-    part_inputs.push_back(std::move(b));
-  }
-  te::HostBuffer got(out.dtype(), part.outputs()[0].shape());
-  for (std::int64_t e = 0; e < got.numel(); ++e) got.set(e, gpu.get(e));
-  const te::Comparison cmp = te::compare(got, te::evaluate(part, part_inputs).at(0));
+  const codegen::ReferenceCheck check =
+      codegen::check_outputs(workload.reference, codegen::download_outputs(whole, bindings));
   FusedMeasured measured;
-  measured.correct = cmp.non_finite == 0 && cmp.rel_error <= 1e-2;
-  measured.rel_error = cmp.rel_error;
+  measured.correct = check.ok;
+  measured.rel_error = check.max_rel_error;
+  if (!check.ok) std::cerr << row.name << ": the fused back-to-back kernel is wrong:\n" << check.detail;
   measured.timing = timer.measure([&](CUstream s) { kernel.launch(bindings, s); }, timing);
   return measured;
 }

@@ -21,7 +21,7 @@ def main():
         median = torch_baselines.cuda_event_bench(lambda: y.copy_(x))
         megabytes = 2 * x.numel() * x.element_size() / 1e6
         print(f"{name}: {median:.1f} us median, {megabytes:.0f} MB read and written, "
-              f"{megabytes / median / 1e3:.2f} TB/s")
+              f"{megabytes / median:.2f} TB/s")
 
 
 if __name__ == "__main__":

@@ -218,10 +218,12 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,
   // Changes 57 and 58). Logs written before them are searched without them (knob_pair_filter).
   s = schedule::with_refinements(std::move(s));
-  // Searched wherever it applies: plans without row reductions (every GEMM-family winner takes it), and a
-  // deferred reduction's stash leaving by TMA, where it frees the memory of a fourth stage (the question of
-  // benchmarks/NOTES.md, "the deferred stash in chunks"). Rows combined in the kernel store in place.
-  if (!schedule::store_chunks_applies(s)) s.store_chunks = false;
+  // Searched where it has won, plans without row reductions (every GEMM-family winner takes it). Not with a
+  // deferred reduction's stash: in a fixed search of the chunked forms (H100, 24 trials a row) the best was
+  // 8% slower than the shipped whole-tile form (post-LN K1024 N1024 89.2 us against 82.2, N4096 172.3
+  // against 159.7), and the four-stage cooperative 128 x 256 with the residual read from global memory took
+  // 93.1 (benchmarks/NOTES.md, "the deferred stash in chunks").
+  if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

@@ -433,20 +433,11 @@ TEST(SearchSpace, TheStoreInChunksIsSearchedWhereItFreesMemory) {
     four_stages = true;
   }
   EXPECT_TRUE(four_stages);
-  // Searched with a deferred reduction's bf16 stash too: the cooperative 128 x 256 tile gets its fourth
-  // stage there only in chunks.
+  // Not searched with a deferred reduction, whose stash through TMA has lost wherever it was measured.
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   s = test_deferred_ping_pong_256();
   s.bf16_stash = s.tma_store = s.store_chunks = true;
-  EXPECT_TRUE(canonical(ln, s).store_chunks);
-  four_stages = false;
-  for (const schedule::Schedule& each : schedule_space(ln)) {
-    if (!(each.deferred() && each.tma_store && each.bm == 128 && each.bn == 256 && each.stages == 4)) continue;
-    if (each.stores_in_place()) continue;
-    EXPECT_TRUE(each.store_chunks) << schedule::to_string(each);
-    four_stages = true;
-  }
-  EXPECT_TRUE(four_stages);
+  EXPECT_FALSE(canonical(ln, s).store_chunks);
 }
 
 TEST(SearchSpace, RowsCombinedInTheKernelStoreByTmaOnlyOverAStagedInput) {
@@ -543,8 +534,8 @@ TEST(SearchSpace, StagedPairsAndTheStashInTheSlotAreSearchedWhereTheyApply) {
   // In the space (one pass over it: it takes seconds to build):
   // - every staged schedule that reads in pairs, both ways, and no other with staged_pairs;
   // - every deferred schedule storing its stash by TMA from staged inputs, both ways (memory permitting:
-  //   without staging tiles of its own there are more of them with the knob than whole-tile stores
-  //   without it), and no other with stash_in_slot.
+  //   without staging tiles of its own there are more of them with the knob), and no other with
+  //   stash_in_slot.
   int pairs_with = 0, pairs_without = 0, slot_with = 0, slot_without = 0, cooperative_with = 0;
   for (const schedule::Schedule& each : schedule_space(ln)) {
     if (each.tma_inputs && each.vector_loads)
@@ -552,7 +543,7 @@ TEST(SearchSpace, StagedPairsAndTheStashInTheSlotAreSearchedWhereTheyApply) {
     else
       EXPECT_FALSE(each.staged_pairs) << schedule::to_string(each);
     if (each.deferred() && each.tma_store && each.tma_inputs) {
-      if (!each.store_chunks) ++(each.stash_in_slot ? slot_with : slot_without);  // chunks: the other way
+      ++(each.stash_in_slot ? slot_with : slot_without);
       cooperative_with += each.stash_in_slot && each.warp_roles == schedule::WarpRoles::kCooperative;
     } else {
       EXPECT_FALSE(each.stash_in_slot) << schedule::to_string(each);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The K = 1024 GEMM profiled, ours (the H200 log's winner) and cuBLAS's, on whichever card comes.
+set -uo pipefail
+O=$1; D=$(cd "$(dirname "$0")" && pwd); mkdir -p "$O"
+tar -xzf "$D/bin.tgz" -C .
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$O/device.txt" 2>&1; date -u >> "$O/device.txt"
+which ncu >> "$O/device.txt" 2>&1
+row=post_layernorm_M16384_K1024_N1024
+timeout 150 bash benchmarks/profile_row.sh --allow-target-mismatch "$O/ours" tuning_logs/h200.jsonl $row '^comfuse_mm_[0-9a-f]+$' > "$O/ours.txt" 2>&1
+echo "ours rc=$?" >> "$O/ours.txt"
+for s in ours; do
+  f="$O/$s/$row.ncu.txt"; [ -f "$f" ] || continue
+  grep -E "^  [a-zA-Z_].*\(|Duration|Memory Throughput|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Executed Ipc A|Block Size|Grid Size|Cluster Size|Shared Memory Configuration Size|Dynamic Shared|L2 Hit Rate|Waves Per SM|Elapsed Cycles|SM Frequency" "$f" | sed 's/  */ /g' | cut -c1-160 > "$O/$s.key.txt"
+  cp "$O/$s/$row.stalls.txt" "$O/$s.stalls.txt"
+  tar -czf "$O/$s.tgz" --exclude='*.ncu-rep' -C "$O" "$s" && rm -rf "${O:?}/$s"
+done
+cat "$O/ours.key.txt" "$O/cublas.key.txt" 2>/dev/null; tail -n 3 "$O/ours.txt"; head -40 "$O/ours.stalls.txt"
