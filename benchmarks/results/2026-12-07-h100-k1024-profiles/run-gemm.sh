@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The K = 1024 GEMM profiled, ours (the H200 log's winner) and cuBLAS's, on whichever card comes.
+# What ran (twenty-third session, 2026-12-07, one H100; no kind named). Builds nothing: bench_suite is a
+# Release build of 9203028. The K = 1024 GEMM profiled, ours (the H200 log's winner) and cuBLAS's.
+# Usage: run-*.sh OUTDIR, from the repository's root.
 set -uo pipefail
 O=$1; D=$(cd "$(dirname "$0")" && pwd); mkdir -p "$O"
-tar -xzf "$D/bin.tgz" -C .
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$O/device.txt" 2>&1; date -u >> "$O/device.txt"
 which ncu >> "$O/device.txt" 2>&1
 row=gemm_M16384_K1024_N1024
