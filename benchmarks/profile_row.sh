@@ -4,8 +4,10 @@
 # ncu profiles one launch of the kernels whose names match the pattern (after a few warm ones) with its full
 # set of sections, clocks left alone.
 # Usage: benchmarks/profile_row.sh [--allow-target-mismatch] OUTDIR LOG WORKLOAD [KERNEL_REGEX]
-#   (default regex: comfuse_; --allow-target-mismatch profiles the log's winner recorded on another card, where
-#   bench_suite would otherwise fall back to the default schedule)
+#   (default regex: a comfuse kernel whose name ends in its key's hex digits, the main kernel; '_finish$' takes
+#   a deferred reduction's finish kernel instead. Launches are counted over the matching kernels only, so a
+#   regex matching both would land the skip on a finish kernel. --allow-target-mismatch profiles the log's
+#   winner recorded on another card, where bench_suite would otherwise fall back to the default schedule)
 # Writes OUTDIR/<WORKLOAD>.ncu-rep (the report), .ncu.txt (every section), .sass.csv (the source page: stall
 # samples by SASS instruction) and .stalls.txt (benchmarks/stall_summary.py of it), and prints the lines that say
 # where the time goes.
@@ -20,7 +22,7 @@ mkdir -p "$1"
 outdir=$(realpath "$1")
 log=$(realpath "$2")
 row=$3
-regex=${4:-comfuse_}
+regex=${4:-'^comfuse_.*[0-9a-f]$'}
 cd "$(dirname "$0")/.."
 base="$outdir/$row"
 ncu --clock-control none --set full --import-source no -k "regex:$regex" --launch-skip 3 --launch-count 1 \
