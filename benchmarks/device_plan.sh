@@ -62,7 +62,7 @@
 #             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
 #             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
 #             with persistent_finish (~6 min; any card, an H200 for the timings issue 7 counts)
-# Builds nothing: carry build/benchmarks, build/tests/codegen/gpu, build/tests/runtime and build/src/cli.
+# Builds nothing: the binaries come from build/ (benchmarks/pack_binaries.sh packs them for a GPU machine).
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
