@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests benchmarks/pack_binaries.sh on a build: every binary it lists is in the tarball at its build/ path,
-# executable and smaller than the built one (stripped); the unpacked comfuse command runs; a build without a
-# binary stops it with that binary's path named, and a wrong call with its usage.
+# executable and smaller than the built one (stripped); the unpacked comfuse command runs; named binaries are
+# packed alone (the timer test with its helper); a build without a binary stops it with that binary's path
+# named, an unknown binary by its name, and a wrong call with its usage.
 # Usage: benchmarks/test_pack_binaries.sh BUILD_DIR
 set -euo pipefail
 pack="$(cd "$(dirname "$0")" && pwd)/pack_binaries.sh"
@@ -12,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 mapfile -t binaries < <(bash "$pack" --list)
 [[ ${#binaries[@]} -ge 5 ]] || fail "--list printed ${#binaries[@]} paths"
-bash "$pack" "$tmp/bin.tgz" "$build" >"$tmp/out.txt"
+bash "$pack" --build "$build" "$tmp/bin.tgz" >"$tmp/out.txt"
 grep -q "${#binaries[@]} binaries" "$tmp/out.txt" || fail "summary line: $(cat "$tmp/out.txt")"
 mkdir "$tmp/unpacked"
 tar -xzf "$tmp/bin.tgz" -C "$tmp/unpacked"
@@ -25,11 +26,24 @@ done
 usage=$("$tmp/unpacked/build/src/cli/comfuse" 2>&1) || true
 [[ $usage == *"usage: comfuse"* ]] || fail "the unpacked comfuse does not run: $usage"
 
+bash "$pack" --build "$build" "$tmp/two.tgz" src/cli/comfuse tests/runtime/runtime_gpu_tests >/dev/null
+[[ $(tar -tzf "$tmp/two.tgz" | grep -v '/$' | sort | tr '\n' ' ') == \
+   "build/src/cli/comfuse build/tests/runtime/runtime_gpu_tests build/tests/runtime/runtime_timer_child " ]] ||
+  fail "named binaries: $(tar -tzf "$tmp/two.tgz" | tr '\n' ' ')"
+if bash "$pack" --build "$build" "$tmp/bad.tgz" src/cli/nothing 2>"$tmp/bad.txt"; then
+  fail "an unknown binary was packed"
+fi
+grep -q "'src/cli/nothing' is not one of the binaries" "$tmp/bad.txt" ||
+  fail "the unknown binary: $(cat "$tmp/bad.txt")"
+
 mkdir -p "$tmp/partial/src/cli"
 cp "$build/src/cli/comfuse" "$tmp/partial/src/cli/"
-if bash "$pack" "$tmp/partial.tgz" "$tmp/partial" 2>"$tmp/err.txt"; then fail "a build without bench_suite was packed"; fi
+if bash "$pack" --build "$tmp/partial" "$tmp/partial.tgz" 2>"$tmp/err.txt"; then
+  fail "a build without bench_suite was packed"
+fi
 grep -q "partial/benchmarks/bench_suite is missing" "$tmp/err.txt" || fail "the missing binary: $(cat "$tmp/err.txt")"
 [[ ! -e $tmp/partial.tgz ]] || fail "a tarball was written for a partial build"
 if bash "$pack" 2>"$tmp/usage.txt"; then fail "no arguments were accepted"; fi
 grep -q "usage:" "$tmp/usage.txt" || fail "no usage for a wrong call"
-echo "pack_binaries: ${#binaries[@]} binaries packed, stripped and runnable; the partial build and the wrong call refused"
+echo "pack_binaries: ${#binaries[@]} binaries packed, stripped and runnable, two packed alone with the helper;" \
+  "the unknown binary, the partial build and the wrong call refused"
