@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   kernel.launch(bindings);
   context.synchronize();
   const codegen::ReferenceCheck check =
-      codegen::check_against_reference(workload.plan, inputs, codegen::download_outputs(program, bindings));
+      codegen::check_against_reference(program, inputs, codegen::download_outputs(program, bindings));
   std::cout << "fresh inputs: " << (check.ok ? "matches" : "DIFFERS FROM")
             << " the CPU reference (max rel err " << check.max_rel_error << ")\n";
   return check.ok ? 0 : 1;

@@ -22,11 +22,6 @@ te::HostBuffer slice_rows(const te::HostBuffer& full, std::int64_t first, std::i
 
 }  // namespace
 
-ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                std::int64_t full_rows) {
-  return compute_reference(plan.program, inputs, full_rows);
-}
-
 ReferenceRows compute_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
                                 std::int64_t full_rows, std::int64_t block_rows) {
   ReferenceRows reference;
@@ -80,11 +75,10 @@ ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<t
   return check;
 }
 
-ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
-                                       const std::vector<te::HostBuffer>& inputs,
+ReferenceCheck check_against_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
                                        const std::vector<te::HostBuffer>& gpu_outputs, double tolerance,
                                        std::int64_t full_rows) {
-  return check_outputs(compute_reference(plan, inputs, full_rows), gpu_outputs, tolerance);
+  return check_outputs(compute_reference(program, inputs, full_rows), gpu_outputs, tolerance);
 }
 
 }  // namespace comfuse::codegen

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "schedule/fusion_plan.h"
 #include "te/host_buffer.h"
 #include "te/interpreter.h"
+#include "te/program.h"
 
 namespace comfuse::codegen {
 
@@ -27,12 +27,9 @@ struct ReferenceRows {
   std::int64_t rows = 0;  // M of the whole program
 };
 
-/// Evaluates the reference on `inputs` for the blocks check_against_reference compares.
-ReferenceRows compute_reference(const schedule::FusionPlan& plan, const std::vector<te::HostBuffer>& inputs,
-                                std::int64_t full_rows = 512);
-
-/// The same for any program whose outputs' first axis is independent rows (of X, or batches of a batched
-/// program): above `full_rows` rows, three blocks of `block_rows` (first, middle, last), each evaluated as
+/// Evaluates the reference on `inputs` for the blocks a check compares, for any program whose outputs' first
+/// axis is independent rows (of X, or batches of a batched program): whole up to `full_rows` rows, above
+/// them three blocks of `block_rows` (first, middle, last), each evaluated as
 /// te::row_block of the program on those rows of the inputs read by row (the others passed whole). Throws
 /// CompileError (te::row_block's) when the rows depend on each other other than through their index.
 ReferenceRows compute_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
@@ -45,8 +42,7 @@ ReferenceCheck check_outputs(const ReferenceRows& reference, const std::vector<t
 /// Compares `gpu_outputs` (in program.outputs() order) with the reference evaluated on `inputs`. Programs of
 /// at most `full_rows` rows are checked whole; larger ones on three blocks of 64 rows (first, middle, last)
 /// (te::row_block). Passes when every block has no NaN/Inf and relative error <= `tolerance`.
-ReferenceCheck check_against_reference(const schedule::FusionPlan& plan,
-                                       const std::vector<te::HostBuffer>& inputs,
+ReferenceCheck check_against_reference(const te::Program& program, const std::vector<te::HostBuffer>& inputs,
                                        const std::vector<te::HostBuffer>& gpu_outputs,
                                        double tolerance = 1e-2, std::int64_t full_rows = 512);
 

@@ -20,13 +20,24 @@ struct GpuRunner::State {
   std::unique_ptr<runtime::CublasGemm> cublas;
 };
 
-GpuWorkload prepare_workload(const te::Program& program, std::uint64_t seed) {
-  GpuWorkload workload{schedule::plan_fusion(program), te::workload_key(program), {}, {}};
+namespace {
+
+// A tuning workload's inputs: random, input i from `seed + 7919 i`.
+std::vector<te::HostBuffer> random_inputs(const te::Program& program, std::uint64_t seed) {
+  std::vector<te::HostBuffer> inputs;
   for (std::size_t i = 0; i < program.inputs().size(); ++i) {
     const te::Tensor& t = program.inputs()[i];
-    workload.inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
+    inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
   }
-  workload.reference = codegen::compute_reference(workload.plan, workload.inputs);
+  return inputs;
+}
+
+}  // namespace
+
+GpuWorkload prepare_workload(const te::Program& program, std::uint64_t seed) {
+  GpuWorkload workload{
+      schedule::plan_fusion(program), te::workload_key(program), random_inputs(program, seed), {}};
+  workload.reference = codegen::compute_reference(program, workload.inputs);
   return workload;
 }
 
@@ -125,13 +136,10 @@ std::unique_ptr<IsolatedMeasurer> make_gpu_measurer(const GpuWorkload& workload,
 }
 
 B2BGpuWorkload prepare_b2b_workload(const te::Program& program, std::uint64_t seed) {
-  B2BGpuWorkload workload{schedule::plan_b2b(program), te::workload_key(program), {}, {}};
+  B2BGpuWorkload workload{
+      schedule::plan_b2b(program), te::workload_key(program), random_inputs(program, seed), {}};
   // Independent rows: a batch of a batched program (every operand is batch-major), else a row of X.
   const bool batched = !workload.plan.first.batch.empty();
-  for (std::size_t i = 0; i < program.inputs().size(); ++i) {
-    const te::Tensor& t = program.inputs()[i];
-    workload.inputs.push_back(te::HostBuffer::random(t.dtype(), t.shape(), seed + 7919 * i));
-  }
   // A batch of attention is a whole problem: compare three of them; MLP rows in blocks of 64 as usual.
   workload.reference =
       codegen::compute_reference(program, workload.inputs, batched ? 1 : 512, batched ? 1 : 64);

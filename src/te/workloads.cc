@@ -256,13 +256,6 @@ Program build_workload(const std::string& name, const Shape& shape) {
   return spec.build(resolve_shape(spec.info, shape));
 }
 
-std::string rows_parameter(const std::string& name) {
-  for (const ShapeParam& param : workload_info(name).default_shape) {
-    if (param.name == "BH") return "BH";
-  }
-  return "M";
-}
-
 Shape parse_shape(const std::string& text) {
   Shape shape;
   if (trim(text).empty()) return shape;

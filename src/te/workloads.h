@@ -48,10 +48,6 @@ Shape resolve_shape(const WorkloadInfo& info, const Shape& shape);
 /// tensor axis (over 2^31 - 1) are rejected by the DSL with the tensor named.
 Program build_workload(const std::string& name, const Shape& shape = {});
 
-/// The parameter of workload `name` that counts independent output rows: "BH" (whole batches) where the
-/// workload has it, else "M": the first extent of every output, the rows te::with_rows cuts.
-std::string rows_parameter(const std::string& name);
-
 /// Parses "M=128,K=64,N=256" (spaces allowed around items, names and values). Values are decimal integers,
 /// possibly negative (build_workload rejects those). An empty or all-blank text gives an empty shape.
 /// Throws CompileError naming the item for an item without '=', a missing name or value, a name that is not

@@ -268,12 +268,5 @@ TEST(ShapeText, RoundTripsForEveryWorkload) {
   }
 }
 
-TEST(Workloads, RowsParameterIsTheBatchWhereThereIsOne) {
-  EXPECT_EQ(rows_parameter("attention"), "BH");
-  EXPECT_EQ(rows_parameter("target_attention"), "BH");
-  EXPECT_EQ(rows_parameter("mlp_relu"), "M");
-  EXPECT_EQ(rows_parameter("post_layernorm"), "M");
-}
-
 }  // namespace
 }  // namespace comfuse::te
