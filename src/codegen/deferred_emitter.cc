@@ -45,7 +45,11 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
   const Store term{"stash", te::DType::bf16, "term", "pend_term", true, schedule_.tma_store};
   out.line("// The tile's terms exp(x - the tile's row maximum), summed and stored to the stash in bf16");
   out.line("// (stash_terms): the element loop kept x in the accumulator and took the maximum alone.");
-  if (schedule_.tma_store)
+  const bool chunked = schedule_.tma_store && schedule_.store_chunks;
+  if (chunked)
+    out.line(
+        "// They go to the warpgroup's two staging boxes, each stored by TMA as it fills (store_chunks).");
+  else if (schedule_.tma_store)
     out.line("// They go to the warpgroup's staging tile, which the TMA store writes out.");
   out.open("for (int h = 0; h < 2; ++h)");
   out.line("float m = " + name + "_m[h];");
@@ -58,6 +62,7 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
   out.line("#pragma unroll");
   out.open("for (int i = 0; i < " + elements() + "; ++i)");
   declare_coordinates(out, false);
+  if (chunked) chunk_wait(out);
   ExprBindings bindings = element_bindings();
   bindings.vars[sum.terms->axes[0].get()] = "grow";
   bindings.vars[sum.terms->axes[1].get()] = "gcol";
@@ -67,6 +72,7 @@ void EpilogueEmitter::write_tile_terms(CodeStream& out) const {
            " ? 0.0f : " + emit_expr(sum.terms->body, bindings) + ";  // a -inf x adds nothing");
   out.line("if (inb) " + name + "[h] += term;");
   store(out, term);
+  if (chunked) chunk_store(out);
   out.close();
   out.close();
 }

@@ -269,6 +269,27 @@ std::string EpilogueEmitter::stored_map() const {
   return schedule_.deferred() ? "&tma_stash" : "&tma_out";
 }
 
+void EpilogueEmitter::chunk_wait(CodeStream& out) const {
+  out.open("if ((i & 31) == 0 && i >= 64)");
+  out.line("// Box i / 32 goes into the buffer of box i / 32 - 2: once that box's store has read it.");
+  out.line("if (store_leader) bulk_wait_read_all_but_one();");
+  out.line("warpgroup_sync(consumer);");
+  out.close();
+}
+
+void EpilogueEmitter::chunk_store(CodeStream& out) const {
+  out.open("if ((i & 31) == 31)");
+  out.line("// Box i / 32 is whole: made visible to the TMA engine and stored by one thread.");
+  out.line("fence_proxy_async_shared();");
+  out.line("warpgroup_sync(consumer);");
+  out.open("if (store_leader)");
+  out.line("tma_store_2d(" + stored_map() +
+           ", stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), m0 + a_row0);");
+  out.line("bulk_commit();");
+  out.close();
+  out.close();
+}
+
 std::string EpilogueEmitter::in_place_address() const {
   // The staged input's pair at fragment element i - 1 and i, as StagedInputs reads it ((i & 1) = 0).
   return staged_.address(in_place_input().tensor, in_place_input().broadcast);
@@ -466,13 +487,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
   const bool staged = std::any_of(stores.begin(), stores.end(), [](const Store& st) { return st.staged; });
   const bool chunked = schedule_.store_chunks && staged;
   const bool in_place = schedule_.stores_in_place() && staged;
-  if (chunked) {
-    out.open("if ((i & 31) == 0 && i >= 64)");
-    out.line("// Box i / 32 goes into the buffer of box i / 32 - 2: once that box's store has read it.");
-    out.line("if (store_leader) bulk_wait_read_all_but_one();");
-    out.line("warpgroup_sync(consumer);");
-    out.close();
-  }
+  if (chunked) chunk_wait(out);
   emit_pair_loads(out, stage, interior);
   if (wide_rows()) emit_wide_loads(out, stage, interior);
 
@@ -551,18 +566,7 @@ void EpilogueEmitter::element_body(CodeStream& out, int stage, const std::vector
     out.close();
     out.close();
   }
-  if (chunked) {
-    out.open("if ((i & 31) == 31)");
-    out.line("// Box i / 32 is whole: made visible to the TMA engine and stored by one thread.");
-    out.line("fence_proxy_async_shared();");
-    out.line("warpgroup_sync(consumer);");
-    out.open("if (store_leader)");
-    out.line("tma_store_2d(" + stored_map() +
-             ", stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), m0 + a_row0);");
-    out.line("bulk_commit();");
-    out.close();
-    out.close();
-  }
+  if (chunked) chunk_store(out);
   out.close();
   if (!batched.empty()) out.close();
 }

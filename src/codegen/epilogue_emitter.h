@@ -118,6 +118,11 @@ class EpilogueEmitter {
   void update_partials(CodeStream& out, const std::vector<Slot>& slots, const ExprBindings& base,
                        bool interior) const;
   void store(CodeStream& out, const Store& st) const;
+  /// store_chunks, in a fragment walk over element i: before box i / 32's first element, the wait until the
+  /// store of the box two before has read the buffer; after its last element, the box's TMA store by one
+  /// thread.
+  void chunk_wait(CodeStream& out) const;
+  void chunk_store(CodeStream& out) const;
   /// h, grow, gcol and inb of element i (`interior`: inb a constant true).
   void declare_coordinates(CodeStream& out, bool interior) const;
   /// With stash_terms, in the finish kernel: the stashed term of element i times its column tile's factor.

@@ -338,10 +338,9 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
   if (s.store_chunks && !store_chunks_applies(s)) {
     fail(
         "store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with two boxes the "
-        "whole tile is two boxes already) and no stash_terms (the terms are stored after the element loop; "
-        "tma_store=" +
+        "whole tile is two boxes already) and the output not stored over a staged input (tma_store=" +
         std::string(s.tma_store ? "true" : "false") + ", BN=" + std::to_string(s.bn) +
-        ", stash_terms=" + (s.stash_terms ? "true" : "false") + ")");
+        ", stored in place=" + (s.stores_in_place() ? "true" : "false") + ")");
   }
   if (s.multicast_b && !multicast_b_applies(plan, s)) {
     fail(

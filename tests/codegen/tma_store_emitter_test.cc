@@ -65,6 +65,34 @@ TEST(TmaStoreEmitter, StoreChunksStagesTwoBoxesAndStoresEachOnceFilled) {
   EXPECT_FALSE(contains(emit_kernel(gemm, whole, kKey).source, "bulk_wait_read_all_but_one"));
 }
 
+TEST(TmaStoreEmitter, StoreChunksTakesASoftmaxsStashedTermsABoxAtATime) {
+  const FusionPlan softmax = plan_of("gemm_softmax", 1000, 1024, 1024);
+  Schedule whole;
+  whole.bm = 128;
+  whole.bn = 256;
+  whole.stages = 3;
+  whole.reduction = schedule::ReductionPlacement::kDeferred;
+  whole.carried = schedule::ValueHome::kL2Stash;
+  whole.online_softmax = whole.stash_terms = whole.tma_store = true;
+  Schedule chunks = whole;
+  chunks.store_chunks = true;
+  const std::string source = emit_kernel(softmax, chunks, kKey).source;
+  // The element loop takes the maximum alone and stores nothing; the terms' pass after it stores each box as
+  // it fills, once the box two before has been read, and the whole-tile store after the pass is gone.
+  EXPECT_EQ(count(source, "if ((i & 31) == 0 && i >= 64) {"), 1);
+  EXPECT_EQ(count(source, "if ((i & 31) == 31) {"), 1);
+  EXPECT_LT(source.find("float m = "), source.find("if ((i & 31) == 0 && i >= 64) {"));
+  EXPECT_TRUE(contains(source,
+                       "tma_store_2d(&tma_stash, stage_out + ((i >> 5) & 1) * 64 * 64, n0 + 64 * (i >> 5), "
+                       "m0 + a_row0);"));
+  EXPECT_FALSE(contains(source, "for (int b = 0; b < BN / 64; ++b)"));
+  EXPECT_TRUE(contains(source, "each stored by TMA as it fills (store_chunks)"));
+  // Without the knob, the terms fill the whole staging tile and leave after the pass.
+  const std::string before = emit_kernel(softmax, whole, kKey).source;
+  EXPECT_FALSE(contains(before, "bulk_wait_read_all_but_one"));
+  EXPECT_TRUE(contains(before, "for (int b = 0; b < BN / 64; ++b)"));
+}
+
 TEST(TmaStoreEmitter, AnOutputOfRowsCombinedInTheKernelLeavesFromTheStagedResidualsSlot) {
   const FusionPlan ln = plan_of("post_layernorm", 1000, 1024, 1024);
   Schedule staged;

@@ -43,13 +43,13 @@ TEST(ScheduleErrors, TmaStoreEpilogue) {
                        s.stages = 2;
                      }),
       "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with "
-      "two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored after the "
-      "element loop; tma_store=false, BN=256, stash_terms=false)");
+      "two boxes the whole tile is two boxes already) and the output not stored over a staged input "
+      "(tma_store=false, BN=256, stored in place=false)");
   EXPECT_EQ(
       legality_error(p.gemm, [](Schedule& s) { s.tma_store = s.store_chunks = true; }),
       "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more (with "
-      "two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored after the "
-      "element loop; tma_store=true, BN=128, stash_terms=false)");
+      "two boxes the whole tile is two boxes already) and the output not stored over a staged input "
+      "(tma_store=true, BN=128, stored in place=false)");
   // A 128 x 256 tile with four stages: too much shared memory with the whole tile staged, room in chunks.
   const auto wide = [](Schedule& s) {
     s.tma_store = true;
@@ -364,16 +364,23 @@ TEST(ScheduleErrors, StashTerms) {
                              s.tma_store = true;
                            }),
             "(no error)");
+  // Or a box at a time, through two boxes: room for a fourth stage of 128 x 256 that the whole tile takes.
+  const auto four_stages = [&](Schedule& s) {
+    deferred_online(s);
+    s.tma_store = true;
+    s.warp_roles = WarpRoles::kCooperative;
+    s.bm = 128;
+    s.bn = 256;
+    s.stages = 4;
+  };
+  EXPECT_NE(legality_error(softmax, four_stages).find("bytes of shared memory"), std::string::npos)
+      << legality_error(softmax, four_stages);
   EXPECT_EQ(legality_error(softmax,
                            [&](Schedule& s) {
-                             deferred_online(s);
-                             s.tma_store = s.store_chunks = true;
-                             s.bn = 256;
-                             s.stages = 2;
+                             four_stages(s);
+                             s.store_chunks = true;
                            }),
-            "schedule for 'mm': store_chunks=true needs tma_store=true, BN of three 64-column boxes or more "
-            "(with two boxes the whole tile is two boxes already) and no stash_terms (the terms are stored "
-            "after the element loop; tma_store=true, BN=256, stash_terms=true)");
+            "(no error)");
   EXPECT_EQ(
       legality_error(plan_of("gemm_softmax", 256, 128, 64 * 1025),
                      [&](Schedule& s) {
