@@ -58,6 +58,10 @@
 #             fixed, and an open one starting from LOG's winners (--start-log), 24 trials each; then the rows
 #             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
 #             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
+#   fourth    a fourth operand stage for the deferred main kernels (Changes 73 and 74): the GPU-test variants of
+#             a softmax's terms stored in chunks and of post-LN's residual held in registers, then the trace
+#             A/B of the K = 1024 softmax rows, the K = 4096 RMSNorm and LN-relu rows and the post-LN rows,
+#             each winner beside its four-stage form (~6 min; any card, an H200 for the timings issue 7 counts)
 #   persistent  the finish kernel on a persistent grid (Change 72): a device copy of the finish kernels' bytes
 #             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
 #             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
@@ -67,7 +71,7 @@ set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent
+  steps+=\|cluster_slot\|starts\|persistent\|fourth
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -261,6 +265,39 @@ case $step in
     run benchmarks/trace_rows.sh --set persistent_finish=true --no-gpu-test "$out/traces" "$log" "${rows[@]}"
     cat "$out/copy-probe.txt"
     ;;
+  fourth)
+    gpu_variants store_chunks_terms_tma_store_
+    gpu_variants register_inputs_ post_layernorm
+    # Each winner of LOG's suite rows (its fastest record on this card's name) beside its four-stage form.
+    four=(store_chunks=true,stages=4)
+    ab() {  # ROW SET...: the row's winner, then the same with each setting, twice over
+      local row=$1 name=${1%%_M*} shape
+      shape=$(sed -E 's/.*_M([0-9]+)_K([0-9]+)_N([0-9]+)$/M=\1,K=\2,N=\3/' <<<"$row")
+      shift
+      for round in 1 2; do
+        run ./build/src/cli/comfuse trace "$name" --shape "$shape" --log "$log" --repeats 30 \
+          --allow-target-mismatch >"$out/$row-winner-$round.txt" 2>&1
+        local i=0
+        for set in "$@"; do
+          i=$((i + 1))
+          run ./build/src/cli/comfuse trace "$name" --shape "$shape" --log "$log" --repeats 30 \
+            --allow-target-mismatch --set "$set" >"$out/$row-set$i-$round.txt" 2>&1
+        done
+      done
+    }
+    ab gemm_softmax_M4096_K1024_N8192 "${four[@]}"
+    ab gemm_softcap_softmax_M4096_K1024_N8192 store_chunks=true,stages=5 \
+      store_chunks=true,warp_roles=cooperative,bm=128,bn=256,stages=4
+    ab post_rmsnorm_M8192_K4096_N4096 "${four[@]}"
+    ab gemm_layernorm_relu_M8192_K4096_N4096 "${four[@]}"
+    regs=register_inputs=true,stash_in_slot=false,box_reads=false,staged_pairs=false
+    ab post_layernorm_M16384_K1024_N1024 "$regs" "$regs,store_chunks=true,stages=4"
+    ab post_layernorm_M8192_K1024_N4096 "$regs" "$regs,store_chunks=true,stages=4"
+    ab gemm_softmax_M4096_K4096_N32000 "${four[@]}"
+    for f in "$out"/*-winner-*.txt "$out"/*-set*.txt; do
+      printf '%s | %s\n' "$(basename "$f" .txt)" "$(grep -E '^(check|kernels)' "$f" | tr '\n' ' ')"
+    done | sort | tee "$out/summary.txt"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -268,7 +305,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts or persistent" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent or fourth" >&2
     exit 2
     ;;
 esac
