@@ -239,6 +239,16 @@ TEST(SearchSpace, TheFinishKernelsKnobsOnlyForDeferredRows) {
   EXPECT_FALSE(canonical(plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1000}}), s).wide_finish);
 }
 
+TEST(SearchSpace, TheResidualInRegistersIsLegalAndNotSearched) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
+  schedule::Schedule s;
+  s.reduction = schedule::ReductionPlacement::kDeferred;
+  s.carried = schedule::ValueHome::kL2Stash;
+  s.one_pass_variance = s.vector_loads = s.register_inputs = true;
+  ASSERT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));
+  EXPECT_FALSE(canonical(ln, s).register_inputs);  // until measured (Change 74)
+}
+
 TEST(SearchSpace, StreamingHintsAreSearchedWithTheWideWalkAndTheRowOrderAndL2PolicyNot) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 256}, {"K", 64}, {"N", 1024}});
   schedule::Schedule s;
