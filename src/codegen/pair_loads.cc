@@ -48,10 +48,8 @@ bool EpilogueEmitter::registered(const te::Tensor& input) const {
 
 void EpilogueEmitter::register_input_helpers(CodeStream& out) const {
   if (registered_.empty() || walk_ != Walk::kFragment) return;
-  out.line(
-      "// A 32-bit load through the read-only path, volatile so that it stays where it is issued: before "
-      "the");
-  out.line("// mainloop's tensor-core steps (register_inputs), whose time then hides its latency.");
+  out.line("// A 32-bit load through the read-only path, volatile so that it stays where it is issued:");
+  out.line("// before the mainloop's tensor-core steps (register_inputs), whose time hides its latency.");
   out.open("__device__ __forceinline__ u32 ldg_early_u32(const void* p)");
   out.line("u32 v;");
   out.line(R"(asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(p));)");
