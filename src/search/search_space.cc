@@ -224,7 +224,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // deferred reduction's stash: in a fixed search of the chunked forms (H100, 24 trials a row) the best was
   // 8% slower than the shipped whole-tile form (post-LN K1024 N1024 89.2 us against 82.2, N4096 172.3
   // against 159.7), and the four-stage cooperative 128 x 256 with the residual read from global memory took
-  // 93.1 (benchmarks/NOTES.md, "the deferred stash in chunks").
+  // 93.1 (benchmarks/NOTES.md, "the deferred stash in chunks"). A softmax's terms in chunks and the K = 4096
+  // norms' stash in chunks, each with a fourth stage, wait for their measurement (Change 73).
   if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
