@@ -33,7 +33,8 @@ EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedul
       schedule_(schedule),
       params_(std::move(params)),
       staged_(plan, schedule),
-      registered_(schedule::register_inputs_of(plan, schedule)),
+      registered_(walk == Walk::kFragment ? schedule::register_inputs_of(plan, schedule)
+                                          : std::vector<schedule::EpilogueInput>{}),
       walk_(walk) {
   for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
     int index = 0, xslot = 0;

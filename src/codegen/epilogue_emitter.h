@@ -105,8 +105,7 @@ class EpilogueEmitter {
   /// Whether `input` is read a box at a time (box_reads: a staged input loaded in pairs, in the fragment
   /// walk); those inputs, and their loads at a box's first element.
   bool read_by_box(const schedule::EpilogueInput& input) const;
-  /// Whether `input` is one register_inputs loads before the mainloop (in the fragment walk), and the helper
-  /// its loads call.
+  /// Whether `input` is one register_inputs loads before the mainloop, and the helper its loads call.
   bool registered(const te::Tensor& input) const;
   void register_input_helpers(CodeStream& out) const;
   std::vector<schedule::EpilogueInput> boxed_inputs() const;
@@ -219,7 +218,8 @@ class EpilogueEmitter {
   std::map<const te::TensorNode*, std::string> params_;
   std::vector<Slot> slots_;
   StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
-  std::vector<schedule::EpilogueInput> registered_;  // inputs loaded before the mainloop (register_inputs)
+  // Inputs loaded before the mainloop (register_inputs; the main kernel's fragment walk alone).
+  std::vector<schedule::EpilogueInput> registered_;
   Walk walk_;
   const PhaseTrace* trace_ = nullptr;  // the phase trace's kExchangeSent marks, or none
   RowStash row_stash_ = RowStash::kLoad;

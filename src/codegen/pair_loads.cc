@@ -41,13 +41,12 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
 }
 
 bool EpilogueEmitter::registered(const te::Tensor& input) const {
-  return walk_ == Walk::kFragment &&
-         std::any_of(registered_.begin(), registered_.end(),
+  return std::any_of(registered_.begin(), registered_.end(),
                      [&](const schedule::EpilogueInput& in) { return in.tensor.same_as(input); });
 }
 
 void EpilogueEmitter::register_input_helpers(CodeStream& out) const {
-  if (registered_.empty() || walk_ != Walk::kFragment) return;
+  if (registered_.empty()) return;
   out.line("// A 32-bit load through the read-only path, volatile so that it stays where it is issued:");
   out.line("// before the mainloop's tensor-core steps (register_inputs), whose time hides its latency.");
   out.open("__device__ __forceinline__ u32 ldg_early_u32(const void* p)");
@@ -59,7 +58,7 @@ void EpilogueEmitter::register_input_helpers(CodeStream& out) const {
 }
 
 void EpilogueEmitter::load_register_inputs(CodeStream& out) const {
-  if (registered_.empty() || walk_ != Walk::kFragment) return;
+  if (registered_.empty()) return;
   out.line(
       "// register_inputs: this tile's pairs of its element-wise input, loaded while the mainloop runs.");
   for (const schedule::EpilogueInput& input : registered_)

@@ -295,9 +295,9 @@ bool stages_input(const FusionPlan& plan, const Schedule& s, const EpilogueInput
   return read_in_first_stage(plan, input.tensor);
 }
 
-std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Schedule& s) {
+std::vector<EpilogueInput> registrable_inputs(const FusionPlan& plan, const Schedule& s) {
   std::vector<EpilogueInput> inputs;
-  if (!s.register_inputs || !s.deferred()) return inputs;
+  if (!s.deferred()) return inputs;
   for (const EpilogueInput& input : plan.epilogue_inputs) {
     if (input.broadcast == Broadcast::kFull && te::dtype_bytes(input.tensor.dtype()) == 2 &&
         read_in_first_stage(plan, input.tensor)) {
@@ -307,11 +307,13 @@ std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Sche
   return inputs;
 }
 
+std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Schedule& s) {
+  return s.register_inputs ? registrable_inputs(plan, s) : std::vector<EpilogueInput>{};
+}
+
 bool register_inputs_apply(const FusionPlan& plan, const Schedule& s) {
   // One input: its words (64 a thread of a 64 x 256 tile) beside the accumulator fill the registers.
-  Schedule on = s;
-  on.register_inputs = true;
-  return s.vector_loads && plan.anchor.n % 2 == 0 && register_inputs_of(plan, on).size() == 1;
+  return s.vector_loads && plan.anchor.n % 2 == 0 && registrable_inputs(plan, s).size() == 1;
 }
 
 bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s) {

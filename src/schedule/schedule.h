@@ -369,8 +369,10 @@ bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 /// tiles (a stash) stored element-wise or by TMA from the staged slot, not through the TMA store's own
 /// staging.
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s);
-/// The inputs register_inputs loads into registers during the mainloop under `s` (for the plan `s` runs): the
-/// 16-bit element-wise inputs the first stage of a deferred reduction reads. Empty without register_inputs.
+/// The inputs register_inputs would load into registers during the mainloop under `s` (for the plan `s`
+/// runs): the 16-bit element-wise inputs the first stage of a deferred reduction reads.
+std::vector<EpilogueInput> registrable_inputs(const FusionPlan& plan, const Schedule& s);
+/// Those inputs where `s` has register_inputs; empty without it.
 std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Schedule& s);
 /// Whether register_inputs can change the kernel of `plan` under `s`: a deferred reduction read in column
 /// pairs (vector_loads, N even) whose first stage reads one 16-bit element-wise input.
