@@ -58,11 +58,12 @@
 #             fixed, and an open one starting from LOG's winners (--start-log), 24 trials each; then the rows
 #             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
 #             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
-#   fourth    a fourth operand stage for the deferred main kernels (Changes 73 and 74): the trace A/B of the
-#             post-LN K = 1024 rows (the residual in registers), the softmax rows (the terms in chunks) and the
-#             K = 4096 RMSNorm and LN-relu rows (the stash in chunks), each winner beside its four-stage form,
-#             then the GPU-test variants of post-LN's residual in registers and of the terms in chunks (~6 min;
-#             any card, an H200 for the timings issue 7 counts)
+#   fourth    a fourth operand stage for the deferred main kernels (Changes 73 and 74): benchmarks/trace_rows.sh
+#             A/Bs of the post-LN K = 1024 rows (the residual in registers, with and without the fourth stage),
+#             the softmax rows (the terms in chunks) and the K = 4096 RMSNorm and LN-relu rows (the stash in
+#             chunks), each winner beside its four-stage form, a line a trace as it ends; then the GPU-test
+#             variants of post-LN's residual in registers and of the terms in chunks (~6 min; any card, an
+#             H200 for the timings issue 7 counts)
 #   persistent  the finish kernel on a persistent grid (Change 72): a device copy of the finish kernels' bytes
 #             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
 #             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
@@ -267,37 +268,20 @@ case $step in
     cat "$out/copy-probe.txt"
     ;;
   fourth)
-    # Each winner of LOG's suite rows (its fastest record on this card's name) beside its four-stage forms,
-    # every line printed as it comes (a call cut short keeps what ran); the GPU-test variants after them.
+    # Each winner beside its four-stage forms (benchmarks/trace_rows.sh, a line a trace as it ends), then the
+    # GPU-test variants.
     four=store_chunks=true,stages=4
     regs=register_inputs=true,stash_in_slot=false,box_reads=false,staged_pairs=false
-    trace_line() {  # LABEL ROW [SET]
-      local label=$1 row=$2 name=${2%%_M*} shape file="$out/$1.txt"
-      shape=$(sed -E 's/.*_M([0-9]+)_K([0-9]+)_N([0-9]+)$/M=\1,K=\2,N=\3/' <<<"$row")
-      run ./build/src/cli/comfuse trace "$name" --shape "$shape" --log "$log" --repeats 30 \
-        --allow-target-mismatch ${3:+--set "$3"} >"$file" 2>&1
-      printf '%s | %s\n' "$label" "$(grep -E '^(check|kernels)' "$file" | tr '\n' ' ')" | tee -a "$out/summary.txt"
-    }
-    ab() {  # ROW SET...: the row's winner, then the same with each setting, twice over
-      local row=$1 round i set
-      shift
-      for round in 1 2; do
-        trace_line "$row-winner-$round" "$row"
-        i=0
-        for set in "$@"; do
-          i=$((i + 1))
-          trace_line "$row-set$i-$round" "$row" "$set"
-        done
-      done
-    }
-    ab post_layernorm_M16384_K1024_N1024 "$regs" "$regs,$four"
-    ab gemm_softmax_M4096_K1024_N8192 "$four"
-    ab post_rmsnorm_M8192_K4096_N4096 "$four"
-    ab gemm_layernorm_relu_M8192_K4096_N4096 "$four"
-    ab post_layernorm_M8192_K1024_N4096 "$regs" "$regs,$four"
-    ab gemm_softcap_softmax_M4096_K1024_N8192 store_chunks=true,stages=5 \
-      store_chunks=true,warp_roles=cooperative,bm=128,bn=256,stages=4
-    ab gemm_softmax_M4096_K4096_N32000 "$four"
+    ln_rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096)
+    cap=gemm_softcap_softmax_M4096_K1024_N8192
+    traces() { run benchmarks/trace_rows.sh --no-gpu-test --set "$2" "$out/$1" "$log" "${@:3}"; }
+    traces regs-four "$regs,$four" "${ln_rows[@]}"
+    traces four "$four" gemm_softmax_M4096_K1024_N8192 post_rmsnorm_M8192_K4096_N4096 \
+      gemm_layernorm_relu_M8192_K4096_N4096
+    traces regs "$regs" "${ln_rows[@]}"
+    traces softcap-five store_chunks=true,stages=5 $cap
+    traces softcap-coop4 store_chunks=true,warp_roles=cooperative,bm=128,bn=256,stages=4 $cap
+    traces four-n32000 "$four" gemm_softmax_M4096_K4096_N32000
     gpu_variants register_inputs_ post_layernorm
     gpu_variants store_chunks_terms_tma_store_
     ;;

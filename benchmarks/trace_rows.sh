@@ -2,7 +2,8 @@
 # Phase traces of the suite's fused rows on the GPU machine, in one call: the traced kernels' GPU test, then
 # `comfuse trace` of each row's winner in the tuning log (measured on the log's GPU, whichever GPU runs it)
 # and of the post-LN N = 1024 rows' fastest cluster form (the in-kernel reduction that lost to the deferred
-# one), then one line a kernel (with what the trace's stores added to its time).
+# one), a line each as it ends (its check and untraced kernel times), then one line a kernel (with what the
+# trace's stores added to its time).
 # Usage: benchmarks/trace_rows.sh [--set KNOB=VALUE,...] [--cluster-set KNOB=VALUE,...]... [--no-gpu-test]
 #                                OUTDIR [LOG] [ROW...]
 #   LOG: default tuning_logs/h200.jsonl; ROW: a suite instance name (default: the ten fused rows and the
@@ -91,6 +92,8 @@ trace_one() {  # NAME, then the arguments that choose the schedule
   shift
   if "$comfuse" trace "$workload" --shape "$shape" "$@" --json "$outdir/$name.json" >"$outdir/$name.txt" \
        2>"$outdir/$name.err"; then
+    # As it comes: a call cut short keeps what ran.
+    echo "$name | $(grep -E '^(check|kernels) ' "$outdir/$name.txt" | tr '\n' ' ')"
     python3 benchmarks/trace_timeline.py "$outdir/$name.json" "$outdir/$name.timeline" >/dev/null ||
       echo "$name: no timeline"
   else
