@@ -58,12 +58,14 @@
 #             fixed, and an open one starting from LOG's winners (--start-log), 24 trials each; then the rows
 #             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
 #             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
-#   fourth    a fourth operand stage for the deferred main kernels (Changes 73 and 74): benchmarks/trace_rows.sh
-#             A/Bs of the post-LN K = 1024 rows (the residual in registers, with and without the fourth stage),
-#             the softmax rows (the terms in chunks) and the K = 4096 RMSNorm and LN-relu rows (the stash in
-#             chunks), each winner beside its four-stage form, a line a trace as it ends; then the GPU-test
-#             variants of post-LN's residual in registers and of the terms in chunks (~6 min; any card, an
-#             H200 for the timings issue 7 counts)
+#   chunked   the deferred rows without a residual, whose stash or terms may leave in chunks (Change 73's
+#             outcome): an open search from LOG's winners (--start-log, 24 trials a row) of the softmax N = 8192,
+#             softcapped softmax, RMSNorm, LN-relu and gelu-LN rows, then those rows from LOG and from LOG with
+#             the search's records appended (OUTDIR/chunked/open.jsonl), each beside cuBLAS (~7 min; on an H200,
+#             whose winners LOG holds)
+#   chunked_ab  the same space on a card LOG has no winners for: searches from scratch of the softmax N = 8192,
+#             softcapped softmax and RMSNorm rows, 24 trials each, with the chunks and without
+#             (--fix store_chunks=false), each printing its row's best (~6 min; any card)
 #   persistent  the finish kernel on a persistent grid (Change 72): a device copy of the finish kernels' bytes
 #             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
 #             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
@@ -73,7 +75,7 @@ set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent\|fourth
+  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_ab
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -116,6 +118,21 @@ fixed_search() {  # ROWS TRIALS FIXES LINES
   run ./build/benchmarks/bench_suite "$out/bench.json" --repeats 50 --only "$1" --log "$out/merged.jsonl" \
     >"$out/bench.txt" 2>&1
   tail -"$4" "$out/bench.txt"
+}
+
+# ROWS (comma-separated) from LOG and from LOG with each SEARCH's records appended (OUTDIR/SEARCH.jsonl, from
+# OUTDIR/SEARCH/tuning.jsonl), each beside cuBLAS; prints the last lines of each.
+bench_searches() {  # ROWS SEARCH...
+  local rows=$1 search bench
+  shift
+  run ./build/benchmarks/bench_suite "$out/shipped.json" --repeats 50 --only "$rows" --log "$log" \
+    >"$out/bench-shipped.txt" 2>&1
+  for search in "$@"; do
+    cat "$log" "$out/$search/tuning.jsonl" >"$out/$search.jsonl"
+    run ./build/benchmarks/bench_suite "$out/$search.json" --repeats 50 --only "$rows" --log "$out/$search.jsonl" \
+      >"$out/bench-$search.txt" 2>&1
+  done
+  for bench in shipped "$@"; do echo "== $bench"; grep -v '^workload' "$out/bench-$bench.txt" | tail -6; done
 }
 
 run() {  # a command of the step; a failure is remembered, the step goes on
@@ -249,15 +266,8 @@ case $step in
     run ./build/benchmarks/tune_suite "$out/fixed" --trials 24 --only "$rows" \
       --fix bf16_stash=true,wide_finish=true,multicast_b=true >"$out/fixed.txt" 2>&1
     run ./build/benchmarks/tune_suite "$out/open" --trials 24 --only "$rows" --start-log "$log" >"$out/open.txt" 2>&1
-    run ./build/benchmarks/bench_suite "$out/shipped.json" --repeats 50 --only "$rows,gemm_M8192_K4096_N4096" \
-      --log "$log" >"$out/bench-shipped.txt" 2>&1
-    for search in fixed open; do
-      cat "$log" "$out/$search/tuning.jsonl" >"$out/$search.jsonl"
-      run ./build/benchmarks/bench_suite "$out/$search.json" --repeats 50 --only "$rows" --log "$out/$search.jsonl" \
-        >"$out/bench-$search.txt" 2>&1
-    done
     grep -h "starts from" "$out/open.txt"
-    for bench in shipped fixed open; do echo "== $bench"; grep -v '^workload' "$out/bench-$bench.txt" | tail -3; done
+    bench_searches "$rows,gemm_M8192_K4096_N4096" fixed open
     ;;
   persistent)
     run timeout 60 python3 benchmarks/copy_probe.py >"$out/copy-probe.txt" 2>&1
@@ -267,23 +277,20 @@ case $step in
     run benchmarks/trace_rows.sh --set persistent_finish=true --no-gpu-test "$out/traces" "$log" "${rows[@]}"
     cat "$out/copy-probe.txt"
     ;;
-  fourth)
-    # Each winner beside its four-stage forms (benchmarks/trace_rows.sh, a line a trace as it ends), then the
-    # GPU-test variants.
-    four=store_chunks=true,stages=4
-    regs=register_inputs=true,stash_in_slot=false,box_reads=false,staged_pairs=false
-    ln_rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096)
-    cap=gemm_softcap_softmax_M4096_K1024_N8192
-    traces() { run benchmarks/trace_rows.sh --no-gpu-test --set "$2" "$out/$1" "$log" "${@:3}"; }
-    traces regs-four "$regs,$four" "${ln_rows[@]}"
-    traces four "$four" gemm_softmax_M4096_K1024_N8192 post_rmsnorm_M8192_K4096_N4096 \
-      gemm_layernorm_relu_M8192_K4096_N4096
-    traces regs "$regs" "${ln_rows[@]}"
-    traces softcap-five store_chunks=true,stages=5 $cap
-    traces softcap-coop4 store_chunks=true,warp_roles=cooperative,bm=128,bn=256,stages=4 $cap
-    traces four-n32000 "$four" gemm_softmax_M4096_K4096_N32000
-    gpu_variants register_inputs_ post_layernorm
-    gpu_variants store_chunks_terms_tma_store_
+  chunked)
+    rows=gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192,post_rmsnorm_M8192_K4096_N4096
+    rows+=,gemm_layernorm_relu_M8192_K4096_N4096,gemm_gelu_layernorm_M16384_K1024_N4096
+    run ./build/benchmarks/tune_suite "$out/open" --trials 24 --only "$rows" --start-log "$log" >"$out/open.txt" 2>&1
+    grep -h "starts from" "$out/open.txt"
+    bench_searches "$rows" open
+    grep -c '"store_chunks":true' "$out/open/tuning.jsonl" | sed 's/^/records with the chunks: /'
+    ;;
+  chunked_ab)
+    rows=gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192,post_rmsnorm_M8192_K4096_N4096
+    run ./build/benchmarks/tune_suite "$out/chunks" --trials 24 --only "$rows" >"$out/chunks.txt" 2>&1
+    run ./build/benchmarks/tune_suite "$out/whole" --trials 24 --only "$rows" --fix store_chunks=false \
+      >"$out/whole.txt" 2>&1
+    for search in chunks whole; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
     ;;
   owed)
     run "$self" forms "$root" "$log"
@@ -292,7 +299,7 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent or fourth" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked or chunked_ab" >&2
     exit 2
     ;;
 esac

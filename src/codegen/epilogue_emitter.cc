@@ -29,13 +29,7 @@ std::string shared_stash_slot(std::size_t c) {
 
 EpilogueEmitter::EpilogueEmitter(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                                  std::map<const te::TensorNode*, std::string> params, Walk walk)
-    : plan_(plan),
-      schedule_(schedule),
-      params_(std::move(params)),
-      staged_(plan, schedule),
-      registered_(walk == Walk::kFragment ? schedule::register_inputs_of(plan, schedule)
-                                          : std::vector<schedule::EpilogueInput>{}),
-      walk_(walk) {
+    : plan_(plan), schedule_(schedule), params_(std::move(params)), staged_(plan, schedule), walk_(walk) {
   for (std::size_t s = 0; s < plan_.stages.size(); ++s) {
     int index = 0, xslot = 0;
     for (const te::Tensor& t : plan_.stages[s].reductions) {

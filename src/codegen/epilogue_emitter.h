@@ -37,10 +37,6 @@ class EpilogueEmitter {
   void begin_stage(CodeStream& out, int stage) const;
   /// The per-element work of stage s on one tile; expects m0, n0, lane, local_row0 and acc in scope.
   void element_loop(CodeStream& out, int stage) const;
-  /// With register_inputs, in the main kernel before a tile's mainloop: declares `rp_<input>[]` and loads the
-  /// tile's pairs of the element-wise input into it (m0, n0, lane and local_row0 in scope); the element loop
-  /// takes them from there. Nothing otherwise.
-  void load_register_inputs(CodeStream& out) const;
   /// Marks the phase trace's kExchangeSent before a cluster exchange's wait (`trace` outlives the emitter).
   void set_trace(const PhaseTrace* trace) { trace_ = trace; }
   /// Where the finish kernel's walk takes its row's stash groups (wide) or pairs from: loaded; loaded and
@@ -105,9 +101,6 @@ class EpilogueEmitter {
   /// Whether `input` is read a box at a time (box_reads: a staged input loaded in pairs, in the fragment
   /// walk); those inputs, and their loads at a box's first element.
   bool read_by_box(const schedule::EpilogueInput& input) const;
-  /// Whether `input` is one register_inputs loads before the mainloop, and the helper its loads call.
-  bool registered(const te::Tensor& input) const;
-  void register_input_helpers(CodeStream& out) const;
   std::vector<schedule::EpilogueInput> boxed_inputs() const;
   void emit_box_loads(CodeStream& out, bool interior) const;
   ExprBindings element_bindings() const;  // the schedule's math knobs, for an element's expressions
@@ -218,8 +211,6 @@ class EpilogueEmitter {
   std::map<const te::TensorNode*, std::string> params_;
   std::vector<Slot> slots_;
   StagedInputs staged_;  // inputs the epilogue reads from shared memory (tma_inputs)
-  // Inputs loaded before the mainloop (register_inputs; the main kernel's fragment walk alone).
-  std::vector<schedule::EpilogueInput> registered_;
   Walk walk_;
   const PhaseTrace* trace_ = nullptr;  // the phase trace's kExchangeSent marks, or none
   RowStash row_stash_ = RowStash::kLoad;

@@ -624,7 +624,6 @@ class KernelEmitter {
     } else {
       out.line("const int n0 = tiles.n_tile(t) * BN;");
     }
-    epilogue.load_register_inputs(out);
     mainloop(out);
     if (s_.tma_store && !s_.stores_in_place()) {
       out.line(

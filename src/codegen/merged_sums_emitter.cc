@@ -59,7 +59,6 @@ void EpilogueEmitter::merged_store(CodeStream& out, const Slot& slot) const {
 }
 
 void EpilogueEmitter::helpers(CodeStream& out) const {
-  register_input_helpers(out);
   if (schedule_.approximate_math) {
     define_approximate_math(out, "2^x on the special-function unit (approximate_math: exp of the elements).",
                             "tanh on the special-function unit (approximate_math: tanh of the elements).");

@@ -1,9 +1,8 @@
 // The epilogue's loads in column pairs (schedule knob vector_loads): at the even element, each input read by
 // element or by column and each carried tile re-read from the stash is loaded as one word of the thread's two
 // neighbouring columns; with box_reads, a staged input's pairs of a 32-element box are read together first;
-// with a finish kernel's row kept in registers (schedule::finish_row_in_registers), the stash's pairs
-// are kept by the first walk and taken from there by the second; and with register_inputs, a deferred
-// reduction's element-wise input is loaded in pairs before the tile's mainloop and taken from registers.
+// and with a finish kernel's row kept in registers (schedule::finish_row_in_registers), the stash's pairs
+// are kept by the first walk and taken from there by the second.
 #include <algorithm>
 #include <iterator>
 #include <string>
@@ -38,41 +37,6 @@ void EpilogueEmitter::declare_pair_loads(CodeStream& out, int stage) const {
     out.line("u32 bp_" + input.tensor.name() + "[16];  // the box's pairs of '" + input.tensor.name() +
              "' (box_reads)");
   }
-}
-
-bool EpilogueEmitter::registered(const te::Tensor& input) const {
-  return std::any_of(registered_.begin(), registered_.end(),
-                     [&](const schedule::EpilogueInput& in) { return in.tensor.same_as(input); });
-}
-
-void EpilogueEmitter::register_input_helpers(CodeStream& out) const {
-  if (registered_.empty()) return;
-  out.line("// A 32-bit load through the read-only path, volatile so that it stays where it is issued:");
-  out.line("// before the mainloop's tensor-core steps (register_inputs), whose time hides its latency.");
-  out.open("__device__ __forceinline__ u32 ldg_early_u32(const void* p)");
-  out.line("u32 v;");
-  out.line(R"(asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(p));)");
-  out.line("return v;");
-  out.close();
-  out.line();
-}
-
-void EpilogueEmitter::load_register_inputs(CodeStream& out) const {
-  if (registered_.empty()) return;
-  out.line(
-      "// register_inputs: this tile's pairs of its element-wise input, loaded while the mainloop runs.");
-  for (const schedule::EpilogueInput& input : registered_)
-    out.line("u32 rp_" + input.tensor.name() + "[" + elements() + " / 2];");
-  out.open("");
-  out.line("#pragma unroll");
-  out.open("for (int i = 0; i < " + elements() + "; i += 2)");
-  declare_coordinates(out, false);
-  for (const schedule::EpilogueInput& input : registered_) {
-    out.line("rp_" + input.tensor.name() + "[i >> 1] = inb ? ldg_early_u32(&" +
-             params_.at(input.tensor.get()) + "[(size_t)grow * N + gcol]) : 0u;");
-  }
-  out.close();
-  out.close();
 }
 
 bool EpilogueEmitter::read_by_box(const schedule::EpilogueInput& input) const {
@@ -117,10 +81,6 @@ void EpilogueEmitter::emit_pair_loads(CodeStream& out, int stage, bool interior)
   out.open("if ((i & 1) == 0)");
   for (const schedule::EpilogueInput& input : plan_.epilogue_inputs) {
     if (!pair_loadable(input.tensor, input.broadcast)) continue;
-    if (registered(input.tensor)) {
-      out.line("lp_" + input.tensor.name() + " = rp_" + input.tensor.name() + "[i >> 1];");
-      continue;
-    }
     if (read_by_box(input)) {
       out.line("lp_" + input.tensor.name() + " = bp_" + input.tensor.name() + "[(i & 31) >> 1];");
       continue;

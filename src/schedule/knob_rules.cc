@@ -270,50 +270,19 @@ std::int64_t tiles_per_warpgroup(const FusionPlan& plan, const Schedule& s) {
                                                                            : tiles_per_cta;
 }
 
-namespace {
-
-bool read_in_first_stage(const FusionPlan& plan, const te::Tensor& input) {
-  const Stage& first = plan.stages.front();
-  for (const auto* tensors : {&first.tiles, &first.reductions}) {
-    for (const te::Tensor& t : *tensors) {
-      for (const te::Tensor& read : te::Program::reads_of(t)) {
-        if (read.same_as(input)) return true;
-      }
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 bool stages_input(const FusionPlan& plan, const Schedule& s, const EpilogueInput& input) {
   if (!tma_staged(input)) return false;
   if (s.unstaged_vectors && input.broadcast == Broadcast::kRow) return false;
   if (!s.deferred()) return true;
-  // register_inputs holds the element-wise ones in registers instead (register_inputs_of).
-  if (s.register_inputs && input.broadcast == Broadcast::kFull) return false;
-  return read_in_first_stage(plan, input.tensor);
-}
-
-std::vector<EpilogueInput> registrable_inputs(const FusionPlan& plan, const Schedule& s) {
-  std::vector<EpilogueInput> inputs;
-  if (!s.deferred()) return inputs;
-  for (const EpilogueInput& input : plan.epilogue_inputs) {
-    if (input.broadcast == Broadcast::kFull && te::dtype_bytes(input.tensor.dtype()) == 2 &&
-        read_in_first_stage(plan, input.tensor)) {
-      inputs.push_back(input);
+  const Stage& first = plan.stages.front();
+  for (const auto* tensors : {&first.tiles, &first.reductions}) {
+    for (const te::Tensor& t : *tensors) {
+      for (const te::Tensor& read : te::Program::reads_of(t)) {
+        if (read.same_as(input.tensor)) return true;
+      }
     }
   }
-  return inputs;
-}
-
-std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Schedule& s) {
-  return s.register_inputs ? registrable_inputs(plan, s) : std::vector<EpilogueInput>{};
-}
-
-bool register_inputs_apply(const FusionPlan& plan, const Schedule& s) {
-  // One input: its words (64 a thread of a 64 x 256 tile) beside the accumulator fill the registers.
-  return s.vector_loads && plan.anchor.n % 2 == 0 && registrable_inputs(plan, s).size() == 1;
+  return false;
 }
 
 bool tma_inputs_apply(const FusionPlan& plan, const Schedule& s) {

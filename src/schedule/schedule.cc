@@ -283,15 +283,6 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "(reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ")");
   }
-  if (s.register_inputs && !register_inputs_apply(plan, s)) {
-    fail(
-        "register_inputs=true loads a deferred reduction's 16-bit element-wise input into registers during "
-        "the mainloop, a word a column pair: it needs reduction=deferred, vector_loads=true with N even, and "
-        "one such input read by the first stage (reduction=" +
-        std::string(reduction_placement_name(s.reduction)) +
-        ", vector_loads=" + (s.vector_loads ? "true" : "false") + ", N=" + std::to_string(a.n) +
-        ", such inputs=" + std::to_string(registrable_inputs(plan, s).size()) + ")");
-  }
   if (s.one_input_slot && !one_input_slot_applies(plan, s)) {
     fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
                      "reductions combined in the kernel whose staged inputs only the first stage reads "

@@ -258,14 +258,6 @@ struct Schedule {
   // of CTAs goes, and a warp's next row streams in while it reduces and writes this one. The rows' values
   // are the same either way. Legal, not searched until measured. Written to JSON only when true.
   bool persistent_finish = false;
-  // With a deferred reduction and vector_loads: the main kernel's 16-bit element-wise input (a residual) is
-  // loaded into registers at the start of each tile's mainloop, a word of the thread's two neighbouring
-  // columns a fragment pair (64 words a thread of a 64 x 256 warpgroup tile), instead of being staged in
-  // shared memory by TMA (tma_inputs) or read from global memory in the element loop: its latency hides under
-  // the mainloop, and the shared memory its staged slot took (64 KB of a 128 x 256 tile) is left for a fourth
-  // operand stage. Costs the registers it holds across the mainloop. Legal, not searched until measured.
-  // Written to JSON only when true.
-  bool register_inputs = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash
@@ -369,14 +361,6 @@ bool wide_finish_applies(const FusionPlan& plan, const Schedule& s);
 /// tiles (a stash) stored element-wise or by TMA from the staged slot, not through the TMA store's own
 /// staging.
 bool stash_evict_last_applies(const FusionPlan& plan, const Schedule& s);
-/// The inputs register_inputs would load into registers during the mainloop under `s` (for the plan `s`
-/// runs): the 16-bit element-wise inputs the first stage of a deferred reduction reads.
-std::vector<EpilogueInput> registrable_inputs(const FusionPlan& plan, const Schedule& s);
-/// Those inputs where `s` has register_inputs; empty without it.
-std::vector<EpilogueInput> register_inputs_of(const FusionPlan& plan, const Schedule& s);
-/// Whether register_inputs can change the kernel of `plan` under `s`: a deferred reduction read in column
-/// pairs (vector_loads, N even) whose first stage reads one 16-bit element-wise input.
-bool register_inputs_apply(const FusionPlan& plan, const Schedule& s);
 /// Whether store_chunks can change the kernel under `s`: tma_store with BN of three boxes of 64 or more,
 /// staged in boxes of its own (not in place).
 bool store_chunks_applies(const Schedule& s);

@@ -112,7 +112,6 @@ std::span<const OptionalKnob> optional_knobs() {
       {"shared_pointers", &Schedule::shared_pointers, false, false, true},
       {"finish_reductions", &Schedule::finish_reductions, true},
       {"persistent_finish", &Schedule::persistent_finish},
-      {"register_inputs", &Schedule::register_inputs},
   };
   return kKnobs;
 }

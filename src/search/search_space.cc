@@ -61,9 +61,14 @@ struct PlanKnobs {
         // (On the plan as planned: the merges of effective_plan move tiles but neither add nor drop one.)
         approximate_math(schedule::approximate_math_applies(plan)),
         reciprocal_division(schedule::reciprocal_division_applies(plan)),
-        stash_terms(online_softmax && schedule::terms_stashable(online_plan(plan))) {}
+        stash_terms(online_softmax && schedule::terms_stashable(online_plan(plan))),
+        element_wise_inputs(std::any_of(plan.epilogue_inputs.begin(), plan.epilogue_inputs.end(),
+                                        [](const schedule::EpilogueInput& input) {
+                                          return input.broadcast == schedule::Broadcast::kFull;
+                                        })) {}
   bool one_pass_variance, prefetch_inputs, online_softmax, approximate_math, reciprocal_division;
   bool stash_terms;  // with online_softmax alone (one_pass_variance would merge a centered sum as well)
+  bool element_wise_inputs;  // an input read whole, element by element (a residual)
 
  private:
   static schedule::FusionPlan online_plan(const schedule::FusionPlan& plan) {
@@ -205,8 +210,6 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // slower or level in its A/B about five K = 1024 winners (H100: post-LN N = 1024 +3.8%, N = 4096 +7.5%,
   // gelu-LN +7.0%, the softmax rows -0.4 to +0.2%; benchmarks/NOTES.md, Change 72's outcome).
   s.persistent_finish = false;
-  // Not searched until measured: the element-wise input held in registers across the mainloop.
-  s.register_inputs = false;
   // The finish kernel reducing its rows itself: searched where its wide walk keeps each row in registers
   // (H100: the post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%), nor
   // where the pairs walk keeps it (RMSNorm 0.0%, LN-relu +1.9%); benchmarks/NOTES.md, Changes 64, 66 and 67.
@@ -220,13 +223,15 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // 0.84 with shared pointers as well, its kernel -5.4%; post-LN's within 0.5%; benchmarks/NOTES.md,
   // Changes 57 and 58). Logs written before them are searched without them (knob_pair_filter).
   s = schedule::with_refinements(std::move(s));
-  // Searched where it has won, plans without row reductions (every GEMM-family winner takes it). Not with a
-  // deferred reduction's stash: in a fixed search of the chunked forms (H100, 24 trials a row) the best was
-  // 8% slower than the shipped whole-tile form (post-LN K1024 N1024 89.2 us against 82.2, N4096 172.3
-  // against 159.7), and the four-stage cooperative 128 x 256 with the residual read from global memory took
-  // 93.1 (benchmarks/NOTES.md, "the deferred stash in chunks"). A softmax's terms in chunks and the K = 4096
-  // norms' stash in chunks, each with a fourth stage, wait for their measurement (Change 73).
-  if (!schedule::store_chunks_applies(s) || plan.has_reductions()) s.store_chunks = false;
+  // Searched where it has won: plans without row reductions (every GEMM-family winner takes it), and deferred
+  // reductions that read no element-wise input, whose fourth stage costs no loads (H100, the shipped H200
+  // winners with the stash or a softmax's terms in chunks and one stage more: main kernels softmax N = 8192
+  // -10.1%, the softcapped one as cooperative 128 x 256 -10.5%, RMSNorm and LN-relu K = 4096 -1.8% and -1.7%,
+  // softmax N = 32000 -0.3%; benchmarks/NOTES.md, Change 73's outcome). Not with a residual, which the chunks
+  // move out of its staged slot into loads in the element loop: post-LN's best chunked form was 8% slower
+  // than its whole-tile winner ("the deferred stash in chunks").
+  const bool chunks_searched = !plan.has_reductions() || (s.deferred() && !knobs.element_wise_inputs);
+  if (!schedule::store_chunks_applies(s) || !chunks_searched) s.store_chunks = false;
   if (s.stash_terms) {
     s.bf16_stash = false;                // the terms' stash is bf16 already
     s.branchless_online_update = false;  // the element loop takes the maximum alone, with no online update

@@ -139,37 +139,5 @@ TEST(StagedInputsKernel, ResidentVectorsAreLoadedOnceAndTheSlotHoldsTheResidualA
             emit_kernel(ln, two, kKey).launch.shared_bytes - 2 * 35840 + 32768 + 3072 + 8);
 }
 
-TEST(StagedInputsKernel, RegisterInputsLoadTheResidualBeforeTheMainloopInsteadOfStagingIt) {
-  const FusionPlan ln = plan_of("post_layernorm", 1000, 1024, 1024);
-  Schedule staged = test_programs::deferred_ping_pong();
-  staged.warp_roles = schedule::WarpRoles::kCooperative;
-  staged.bm = 128;
-  staged.bn = 256;
-  staged.stages = 3;
-  staged.vector_loads = staged.tma_inputs = staged.one_input_slot = staged.persistent = true;
-  staged.one_pass_variance = true;  // two stages: the finish kernel runs the second
-  Schedule held = staged;
-  held.register_inputs = true;
-  const KernelSource kernel = emit_kernel(ln, held, kKey);
-  const std::string& source = kernel.source;
-  // The slot keeps the bias alone: 64 KB of the residual's boxes fewer.
-  EXPECT_EQ(kernel.launch.shared_bytes, emit_kernel(ln, staged, kKey).launch.shared_bytes - 128 * 256 * 2);
-  EXPECT_FALSE(contains(source, "&tma_in_R"));
-  // A word a pair, loaded before the tile's mainloop and read by the element loop's pair loads.
-  const std::size_t load =
-      source.find("rp_R[i >> 1] = inb ? ldg_early_u32(&in_R[(size_t)grow * N + gcol]) : 0u;");
-  const std::size_t mainloop =
-      source.find("for (int kb = 0; kb < K_BLOCKS; ++kb)", source.find("regs_increase<"));
-  const std::size_t read = source.find("lp_R = rp_R[i >> 1];");
-  ASSERT_NE(load, std::string::npos);
-  ASSERT_NE(read, std::string::npos);
-  EXPECT_TRUE(contains(source, "u32 rp_R[BN / 2 / 2];"));
-  EXPECT_LT(load, mainloop);
-  EXPECT_LT(mainloop, read);
-  EXPECT_TRUE(contains(source, R"(asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(p));)"));
-  // Without the knob nothing of it is emitted.
-  EXPECT_FALSE(contains(emit_kernel(ln, staged, kKey).source, "rp_R"));
-}
-
 }  // namespace
 }  // namespace comfuse::codegen

@@ -1,6 +1,5 @@
 // Illegal schedules of the inputs staged in shared memory by TMA and what builds on them (one slot, pairs,
-// boxes, the stash over the slot, vectors left out of it), and the element-wise input held in registers
-// instead: each CompileError message asserted.
+// boxes, the stash over the slot, vectors left out of it): each CompileError message asserted.
 #include <gtest/gtest.h>
 
 #include "schedule/legality_error.h"
@@ -195,44 +194,6 @@ TEST(ScheduleErrors, UnstagedVectors) {
                              s.tma_inputs = false;
                            }),
             refused + "false)");
-}
-
-TEST(ScheduleErrors, RegisterInputs) {
-  const std::string needs =
-      "schedule for 'mm': register_inputs=true loads a deferred reduction's 16-bit element-wise input into "
-      "registers during the mainloop, a word a column pair: it needs reduction=deferred, vector_loads=true "
-      "with N even, and one such input read by the first stage ";
-  auto held = [](Schedule& s) {
-    defer_layer_norm(s);
-    s.vector_loads = s.register_inputs = true;
-  };
-  const FusionPlan ln = plan_of("post_layernorm", 256, 128, 512);
-  EXPECT_EQ(legality_error(ln, held), "(no error)");
-  // With tma_inputs the residual leaves the staged slot; the stash can no longer be written over it.
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             held(s);
-                             s.tma_inputs = true;
-                           }),
-            "(no error)");
-  EXPECT_TRUE(register_inputs_apply(ln, [&] {
-    Schedule s;
-    held(s);
-    return s;
-  }()));
-  EXPECT_EQ(legality_error(ln,
-                           [&](Schedule& s) {
-                             held(s);
-                             s.vector_loads = false;
-                           }),
-            needs + "(reduction=deferred, vector_loads=false, N=512, such inputs=1)");
-  // RMSNorm reads no element-wise input.
-  EXPECT_EQ(legality_error(plan_of("post_rmsnorm", 256, 128, 512),
-                           [&](Schedule& s) {
-                             held(s);
-                             s.one_pass_variance = false;
-                           }),
-            needs + "(reduction=deferred, vector_loads=true, N=512, such inputs=0)");
 }
 
 }  // namespace

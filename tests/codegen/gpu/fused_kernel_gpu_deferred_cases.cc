@@ -196,17 +196,6 @@ void add_deferred_variants(std::vector<Case>& result, std::size_t before) {
       },
       [](Schedule& s) { s.store_chunks = true; });
   one_stage_deeper(result, "store_chunks_");
-  // The deferred cases whose first stage reads an element-wise input, once more holding it in registers from
-  // before the mainloop, a stage deeper where the staged slot it leaves makes room.
-  add_variants(
-      result, result.size(), "register_inputs_",
-      [](const schedule::FusionPlan& plan, const Schedule& s) {
-        Schedule t = s;
-        t.register_inputs = true;
-        return !s.stash_in_slot && schedule::register_inputs_apply(plan, s) && legal(plan, t);
-      },
-      [](Schedule& s) { s.register_inputs = true; });
-  one_stage_deeper(result, "register_inputs_");
   // The deferred cases with staged inputs once more in one slot, with the pipeline stage it frees where it
   // fits.
   add_variants(
