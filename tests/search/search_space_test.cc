@@ -649,9 +649,33 @@ TEST(SearchSpace, NeighboursAreOneKnobAwayAndLegal) {
   ASSERT_FALSE(near.empty());
   for (const schedule::Schedule& n : near) {
     EXPECT_NE(n, start);
-    EXPECT_EQ(knobs_changed(start, n), 1) << schedule::to_string(n);
+    const bool chunks_and_stage = n.store_chunks && !start.store_chunks && n.stages == start.stages + 1;
+    EXPECT_EQ(knobs_changed(start, n), chunks_and_stage ? 2 : 1) << schedule::to_string(n);
     EXPECT_NO_THROW(schedule::check_legal(plan, n));
   }
+}
+
+TEST(SearchSpace, TheStoreInChunksNeighboursWithTheStageItFrees) {
+  // A softmax's terms through the whole staging tile of a cooperative 128 x 256 with three stages, as its
+  // winners run: a fourth stage alone does not fit beside the tile; with the terms in chunks it does.
+  const schedule::FusionPlan plan = plan_of("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  schedule::Schedule start = test_deferred_ping_pong_256();
+  start.warp_roles = schedule::WarpRoles::kCooperative;
+  start.bm = 128;
+  start.stages = 3;
+  start.one_pass_variance = false;
+  start.online_softmax = start.stash_terms = start.tma_store = start.persistent = true;
+  start = canonical(plan, start);
+  ASSERT_NO_THROW(schedule::check_legal(plan, start));
+  schedule::Schedule deeper = start;
+  deeper.stages = 4;
+  EXPECT_THROW(schedule::check_legal(plan, deeper), CompileError);
+  const std::vector<schedule::Schedule> near = neighbours(plan, start);
+  EXPECT_TRUE(std::any_of(near.begin(), near.end(), [&](const schedule::Schedule& n) {
+    return n.store_chunks && n.stages == 4 && knobs_changed(start, n) == 2;
+  }));
+  EXPECT_FALSE(std::any_of(near.begin(), near.end(),
+                           [&](const schedule::Schedule& n) { return !n.store_chunks && n.stages == 4; }));
 }
 
 TEST(SearchSpace, KnobFilterAdmitsTheSchedulesWithTheGivenValues) {
