@@ -311,6 +311,9 @@ struct OptionalKnob {
   /// refinement on in every schedule it generates, and looks logged schedules up without refinements, so
   /// that a log written before a refinement existed still names schedules of the space.
   bool refines = false;
+  /// Whether turning the knob on frees shared memory that a pipeline stage more can take, a stage that is
+  /// often illegal without it: the search's neighbourhood offers the knob on together with that stage.
+  bool frees_stage = false;
 };
 /// Every optional knob, in the order to_string names them.
 std::span<const OptionalKnob> optional_knobs();

@@ -99,7 +99,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {"wide_finish", &Schedule::wide_finish},
       {"reverse_finish", &Schedule::reverse_finish},
       {"stash_evict_last", &Schedule::stash_evict_last},
-      {"store_chunks", &Schedule::store_chunks},
+      {"store_chunks", &Schedule::store_chunks, false, false, false, true},
       {"one_input_slot", &Schedule::one_input_slot},
       {"staged_pairs", &Schedule::staged_pairs},
       {"stash_in_slot", &Schedule::stash_in_slot},

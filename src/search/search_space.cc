@@ -375,16 +375,15 @@ std::vector<Schedule> neighbours(const schedule::FusionPlan& plan, const Schedul
   });
   for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
     with([&](Schedule& n) { n.*knob.field = !(s.*knob.field); });
-  }
-  // The store in chunks together with the pipeline stage its staging memory frees: that pair is what gained
-  // (H100: a softmax's main kernel -10% with both, where searches from scratch that took the chunks alone,
-  // three stages, never reached it; benchmarks/NOTES.md, Change 75's outcome), and the stage alone is often
-  // illegal beside the whole staging tile.
-  if (!s.store_chunks) {
-    with([&](Schedule& n) {
-      n.store_chunks = true;
-      ++n.stages;
-    });
+    // And on with the pipeline stage it frees (store_chunks: that pair is what gained, H100: a softmax's main
+    // kernel -10%, where searches from scratch that took the chunks alone, three stages, never reached it;
+    // benchmarks/NOTES.md, Change 75's outcome).
+    if (knob.frees_stage && !(s.*knob.field)) {
+      with([&](Schedule& n) {
+        n.*knob.field = true;
+        ++n.stages;
+      });
+    }
   }
   const PlanKnobs knobs(plan);
   std::vector<Schedule> out = finish(plan, knobs, raw, limits);

@@ -27,8 +27,8 @@ std::vector<schedule::Schedule> schedule_space(const schedule::FusionPlan& plan,
                                                const schedule::TargetLimits& limits = {});
 
 /// The legal canonical schedules one knob step away from `schedule` (the next value up or down of one knob;
-/// for the warp roles, each other roles/BM pair), and the store in chunks turned on with the pipeline stage
-/// it frees, in canonical order.
+/// for the warp roles, each other roles/BM pair), and each knob that frees a stage
+/// (OptionalKnob::frees_stage: store_chunks) turned on with that stage, in canonical order.
 std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
                                            const schedule::Schedule& schedule,
                                            const schedule::TargetLimits& limits = {});
