@@ -63,6 +63,10 @@
 #             softcapped softmax, RMSNorm, LN-relu and gelu-LN rows, then those rows from LOG and from LOG with
 #             the search's records appended (OUTDIR/chunked/open.jsonl), each beside cuBLAS (~7 min; on an H200,
 #             whose winners LOG holds)
+#   chunked_pair  Change 73's pair measured by the tuner: an A/B (--ab store_chunks) of each winner LOG holds
+#             for the six deferred rows without a residual, without the chunks, with them, and with them and
+#             the stage they free, then those rows from LOG and from LOG with the A/B's records appended
+#             (OUTDIR/chunked_pair/ab.jsonl), each beside cuBLAS (~3 min; on an H200, whose winners LOG holds)
 #   chunked_ab  the same space on a card LOG has no winners for: searches from scratch of the softmax N = 8192,
 #             softcapped softmax and RMSNorm rows, 24 trials each, with the chunks and without
 #             (--fix store_chunks=false), each printing its row's best (~6 min; any card)
@@ -75,7 +79,7 @@ set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_ab
+  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -285,6 +289,13 @@ case $step in
     bench_searches "$rows" open
     grep -c '"store_chunks":true' "$out/open/tuning.jsonl" | sed 's/^/records with the chunks: /'
     ;;
+  chunked_pair)
+    rows=gemm_softmax_M4096_K1024_N8192,gemm_softmax_M4096_K4096_N32000,gemm_softcap_softmax_M4096_K1024_N8192
+    rows+=,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096,gemm_gelu_layernorm_M16384_K1024_N4096
+    run ./build/benchmarks/tune_suite "$out/ab" --trials 3 --only "$rows" --ab store_chunks --ab-log "$log" \
+      >"$out/ab.txt" 2>&1
+    bench_searches "$rows" ab
+    ;;
   chunked_ab)
     rows=gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192,post_rmsnorm_M8192_K4096_N4096
     run ./build/benchmarks/tune_suite "$out/chunks" --trials 24 --only "$rows" >"$out/chunks.txt" 2>&1
@@ -299,7 +310,8 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked or chunked_ab" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair" \
+      "or chunked_ab" >&2
     exit 2
     ;;
 esac

@@ -13,7 +13,8 @@
 // an earlier run). --fix tunes only the schedules with the given knob values (persistent=true,
 // carried=registers: an experiment on one part of the space). --ab tunes each row only over the fastest
 // schedule LOG holds for it and that schedule with the optional knob KNOB flipped, in canonical form (with
-// --trials 2: an A/B of one knob, every other knob fixed). --start-log has each search try first the winners
+// --trials 2: an A/B of one knob, every other knob fixed; a knob that frees a pipeline stage, turned on, is
+// tried with that stage too, so --trials 3). --start-log has each search try first the winners
 // that LOG holds for this GPU, of every workload, where the row's space has them (search/start_points.h).
 #include <algorithm>
 #include <chrono>

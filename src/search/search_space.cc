@@ -432,12 +432,17 @@ std::function<bool(const Schedule&)> knob_pair_filter(const schedule::FusionPlan
   }
   Schedule flipped = base;
   flipped.*it->field = !(base.*it->field);
-  flipped = canonical(plan, flipped);
+  // A knob turned on that frees a pipeline stage is also tried with that stage, as `neighbours` offers it:
+  // the pair is what gained (Change 75's outcome), and the knob alone leaves the stage unused.
+  std::vector<Schedule> admitted = {schedule::without_refinements(base),
+                                    schedule::without_refinements(canonical(plan, flipped))};
+  if (it->frees_stage && flipped.*it->field) {
+    ++flipped.stages;
+    admitted.push_back(schedule::without_refinements(canonical(plan, flipped)));
+  }
   // A logged base may predate the refinements the space turns on: it is found as its refined twin.
-  return [base = schedule::without_refinements(base),
-          flipped = schedule::without_refinements(flipped)](const Schedule& s) {
-    const Schedule plain = schedule::without_refinements(s);
-    return plain == base || plain == flipped;
+  return [admitted = std::move(admitted)](const Schedule& s) {
+    return std::find(admitted.begin(), admitted.end(), schedule::without_refinements(s)) != admitted.end();
   };
 }
 

@@ -39,12 +39,14 @@ std::vector<schedule::Schedule> neighbours(const schedule::FusionPlan& plan,
 /// refinement fixed off, which would admit no schedule of the space.
 std::function<bool(const schedule::Schedule&)> knob_filter(const std::vector<std::string>& fixes);
 
-/// A predicate that admits `base` and the canonical form of `base` with the optional knob `knob` flipped,
-/// nothing else: an A/B of one knob with every other knob fixed (where the knob excludes another, as
-/// stash_terms does bf16_stash, canonical turns that one off). Schedules compare without their refinements
-/// (schedule::OptionalKnob::refines): a base from a log older than a refinement admits its refined twin in
-/// the space. A knob that is not optional is a CompileError naming the ones there are; so is a refinement,
-/// which no schedule of the space goes without.
+/// A predicate for an A/B of one knob with every other knob fixed: it admits `base` and the canonical form of
+/// `base` with the optional knob `knob` flipped (where the knob excludes another, as stash_terms does
+/// bf16_stash, canonical turns that one off). A knob turned on that frees a pipeline stage
+/// (schedule::OptionalKnob::frees_stage) admits a third schedule, the flipped one with that stage: an A/B of
+/// store_chunks runs without the chunks, with them, and with them and one stage more. Nothing else is
+/// admitted. Schedules compare without their refinements (schedule::OptionalKnob::refines): a base from a log
+/// older than a refinement admits its refined twin in the space. A knob that is not optional is a
+/// CompileError naming the ones there are; so is a refinement, which no schedule of the space goes without.
 std::function<bool(const schedule::Schedule&)> knob_pair_filter(const schedule::FusionPlan& plan,
                                                                 const schedule::Schedule& base,
                                                                 const std::string& knob);

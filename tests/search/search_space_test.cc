@@ -655,17 +655,21 @@ TEST(SearchSpace, NeighboursAreOneKnobAwayAndLegal) {
   }
 }
 
-TEST(SearchSpace, TheStoreInChunksNeighboursWithTheStageItFrees) {
-  // A softmax's terms through the whole staging tile of a cooperative 128 x 256 with three stages, as its
-  // winners run: a fourth stage alone does not fit beside the tile; with the terms in chunks it does.
-  const schedule::FusionPlan plan = plan_of("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+// A softmax's terms through the whole staging tile of a cooperative 128 x 256 with three stages, as its
+// winners run: a fourth stage alone does not fit beside the tile; with the terms in chunks it does.
+schedule::Schedule softmax_terms_winner(const schedule::FusionPlan& plan) {
   schedule::Schedule start = test_deferred_ping_pong_256();
   start.warp_roles = schedule::WarpRoles::kCooperative;
   start.bm = 128;
   start.stages = 3;
   start.one_pass_variance = false;
   start.online_softmax = start.stash_terms = start.tma_store = start.persistent = true;
-  start = canonical(plan, start);
+  return canonical(plan, start);
+}
+
+TEST(SearchSpace, TheStoreInChunksNeighboursWithTheStageItFrees) {
+  const schedule::FusionPlan plan = plan_of("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  const schedule::Schedule start = softmax_terms_winner(plan);
   ASSERT_NO_THROW(schedule::check_legal(plan, start));
   schedule::Schedule deeper = start;
   deeper.stages = 4;
@@ -676,6 +680,32 @@ TEST(SearchSpace, TheStoreInChunksNeighboursWithTheStageItFrees) {
   }));
   EXPECT_FALSE(std::any_of(near.begin(), near.end(),
                            [&](const schedule::Schedule& n) { return !n.store_chunks && n.stages == 4; }));
+}
+
+TEST(SearchSpace, AnABOfTheStoreInChunksAlsoTriesTheStageItFrees) {
+  const schedule::FusionPlan plan = plan_of("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  const schedule::Schedule base = softmax_terms_winner(plan);
+  const auto admit = knob_pair_filter(plan, base, "store_chunks");
+  schedule::Schedule chunks = base;
+  chunks.store_chunks = true;
+  schedule::Schedule deeper = chunks;
+  deeper.stages = 4;
+  EXPECT_TRUE(admit(base));
+  EXPECT_TRUE(admit(canonical(plan, chunks)));
+  EXPECT_TRUE(admit(canonical(plan, deeper)));
+  EXPECT_TRUE(canonical(plan, deeper).store_chunks);  // kept by the space: it reads no element-wise input
+  EXPECT_NO_THROW(schedule::check_legal(plan, canonical(plan, deeper)));
+  schedule::Schedule whole_deeper = base;  // the stage without the chunks that free it
+  whole_deeper.stages = 4;
+  EXPECT_FALSE(admit(whole_deeper));
+  deeper.stages = 5;
+  EXPECT_FALSE(admit(deeper));
+  // Turned off, the knob frees nothing: an A/B about a chunked base admits the two schedules alone.
+  const schedule::Schedule chunked = canonical(plan, chunks);
+  const auto admit_off = knob_pair_filter(plan, chunked, "store_chunks");
+  EXPECT_TRUE(admit_off(chunked));
+  EXPECT_TRUE(admit_off(base));
+  EXPECT_FALSE(admit_off(canonical(plan, whole_deeper)));
 }
 
 TEST(SearchSpace, KnobFilterAdmitsTheSchedulesWithTheGivenValues) {
