@@ -105,8 +105,9 @@ Outcome tune_kernel(const Kernel& kernel, search::TuneOptions options, double ti
   if (!starts.empty()) {
     const std::string gpu = measurer.target().name;
     options.starts = search::start_points(starts, gpu);
-    std::fprintf(stderr, "%s: starts from %zu winners on %s\n", kernel.name.c_str(), options.starts.size(),
-                 gpu.c_str());
+    options.resume = search::own_winner(starts, gpu, te::workload_key(kernel.kernel.program));
+    std::fprintf(stderr, "%s: starts from %zu winners on %s%s\n", kernel.name.c_str(), options.starts.size(),
+                 gpu.c_str(), options.resume ? ", its own first" : "");
   }
   const search::GpuWorkload* workload = tuning.gemm_workload();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };

@@ -270,8 +270,11 @@ int run_tune(const std::vector<std::string>& args, std::ostream& out, std::ostre
       options.faults = parsed.faults;
       if (!parsed.start_log.empty()) {
         options.starts = search::start_points(start_log.records, target.name);
+        options.resume =
+            search::own_winner(start_log.records, target.name, te::workload_key(parts[p].program));
         out << "starts     " << options.starts.size() << " winners on " << target.name << " from "
-            << parsed.start_log << " (tried first where this search's space has them)\n";
+            << parsed.start_log << " (tried first where this search's space has them"
+            << (options.resume ? "; this workload's own first" : "") << ")\n";
       }
       options.progress = [&](const search::TuneProgress& progress) {
         if (err_is_terminal) {

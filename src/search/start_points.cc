@@ -20,4 +20,15 @@ std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& re
   return starts;
 }
 
+std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& records,
+                                             const std::string& target_name,
+                                             const std::string& workload_key) {
+  std::vector<const TuningRecord*> mine;
+  for (const TuningRecord& r : records) {
+    if (!r.b2b && r.target.name == target_name && r.workload.key == workload_key) mine.push_back(&r);
+  }
+  const TuningRecord* best = select_best(mine);
+  return best ? std::optional<schedule::Schedule>(best->schedule) : std::nullopt;
+}
+
 }  // namespace comfuse::search

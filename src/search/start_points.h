@@ -3,6 +3,7 @@
 // rank them too low for a short search to reach them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,11 @@ namespace comfuse::search {
 /// is of another kind). A workload's own winner is among them: a new search of it starts from there too.
 std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& records,
                                              const std::string& target_name);
+
+/// The winner (select_best) of the workload `workload_key` among `records` measured on a GPU named
+/// `target_name`: where an earlier search of this workload on this GPU ended (TuneOptions::resume). None
+/// where no fused-GEMM record of it there is correct.
+std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& records,
+                                             const std::string& target_name, const std::string& workload_key);
 
 }  // namespace comfuse::search

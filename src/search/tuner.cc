@@ -170,6 +170,14 @@ class Tuner {
       take(batch, e->schedule, limit);
       if (rounds && batch.size() > before) ++rounding;
     };
+    // Where this workload's last search ended (TuneOptions::resume), outside the cap above: it passed this
+    // workload's tolerance when it won.
+    if (const std::optional<Schedule> resume =
+            options_.resume ? canonical_in_plan(*options_.resume) : std::nullopt) {
+      for (const SpaceEntry* e : ranked) {
+        if (e->schedule == *resume) take(batch, e->schedule, limit);
+      }
+    }
     // Other searches' winners (TuneOptions::starts) next, a quarter of the batch at most; those that round
     // count toward the cap above.
     const std::size_t starts_cap = std::min(limit, batch.size() + std::max<std::size_t>(1, limit / 4));
@@ -200,13 +208,18 @@ class Tuner {
   std::set<Schedule> canonical_starts() const {
     std::set<Schedule> starts;
     for (const Schedule& start : options_.starts) {
-      try {
-        starts.insert(canonical(plan_, start));
-      } catch (const CompileError&) {
-        // another plan's start that this one cannot take: not in its space
-      }
+      if (std::optional<Schedule> c = canonical_in_plan(start)) starts.insert(*c);
     }
     return starts;
+  }
+
+  // `start` in this plan's canonical form; none where it is another plan's, which this one cannot take.
+  std::optional<Schedule> canonical_in_plan(const Schedule& start) const {
+    try {
+      return canonical(plan_, start);
+    } catch (const CompileError&) {
+      return std::nullopt;
+    }
   }
 
   std::vector<Schedule> next_batch() {

@@ -60,6 +60,12 @@ struct TuneOptions {
   /// whose canonical form for this plan is in the space (and admitted), best predicted first, after the
   /// default schedule and before the model's picks: a quarter of the batch at most.
   std::vector<schedule::Schedule> starts;
+  /// Where an earlier search of this workload on this GPU ended (own_winner): taken first after the default
+  /// schedule, ahead of the starts and outside their quarter, where its canonical form is in the space (and
+  /// admitted). Measured again, it calibrates the model against the best form known, and its neighbours are
+  /// open to the next batch: a search from the starts alone measures this one only if the model ranks it
+  /// among the quarter.
+  std::optional<schedule::Schedule> resume;
 };
 
 struct TuneResult {

@@ -41,6 +41,20 @@ TEST(StartPoints, BackToBackRecordsAreLeftOut) {
   TuningRecord b2b = with(10, 64, "sha256:a");
   b2b.b2b = schedule::B2BSchedule{};
   EXPECT_TRUE(start_points({b2b}, "NVIDIA H200").empty());
+  EXPECT_FALSE(own_winner({b2b}, "NVIDIA H200", "sha256:a"));
+}
+
+TEST(StartPoints, TheOwnWinnerIsTheNamedWorkloadsFastestCorrectRecordOnTheGpu) {
+  TuningRecord other_gpu = with(10, 64, "sha256:a");
+  other_gpu.target.name = "NVIDIA H100 80GB HBM3";
+  const std::vector<TuningRecord> records = {other_gpu, with(5, 128, "sha256:a", RecordStatus::kWrongAnswer),
+                                             with(30, 192, "sha256:a"), with(20, 256, "sha256:b")};
+  const std::optional<schedule::Schedule> a = own_winner(records, "NVIDIA H200", "sha256:a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->bn, 192);  // not b's faster one, the other GPU's, or the wrong answer
+  EXPECT_EQ(own_winner(records, "NVIDIA H200", "sha256:b")->bn, 256);
+  EXPECT_EQ(own_winner(records, "NVIDIA H100 80GB HBM3", "sha256:a")->bn, 64);
+  EXPECT_FALSE(own_winner(records, "NVIDIA H200", "sha256:c"));
 }
 
 }  // namespace

@@ -127,12 +127,13 @@ TEST(Tuner, TwoIdenticalRunsPickTheSameWinnerFromTheSameCandidates) {
   for (std::size_t i = 0; i < a.records.size(); ++i) EXPECT_EQ(a.records[i].schedule, b.records[i].schedule);
 }
 
-// The `count` schedules of the space that the model ranks last among those that round past an ulp: no first
-// batch takes them unasked.
-std::vector<schedule::Schedule> rounding_ranked_last(const schedule::FusionPlan& plan, std::size_t count) {
+// The `count` schedules of the space that the model ranks last among those `which` picks: no first batch
+// takes them unasked.
+std::vector<schedule::Schedule> ranked_last(const schedule::FusionPlan& plan, std::size_t count,
+                                            bool (*which)(const schedule::Schedule&)) {
   std::vector<std::pair<double, schedule::Schedule>> ranked;
   for (const schedule::Schedule& s : schedule_space(plan)) {
-    if (schedule::rounds_past_an_ulp(s)) ranked.emplace_back(estimate(plan, s).total_us, s);
+    if (which(s)) ranked.emplace_back(estimate(plan, s).total_us, s);
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -149,7 +150,7 @@ TEST(Tuner, TheFirstBatchTriesAQuarterOfItselfFromTheStartsRightAfterTheDefault)
   const schedule::FusionPlan plan = schedule::plan_fusion(program);
   SimulatedMeasurer measurer(plan);
   TuneOptions options = simulated_options(24);
-  options.starts = rounding_ranked_last(plan, 5);
+  options.starts = ranked_last(plan, 5, schedule::rounds_past_an_ulp);
   ASSERT_EQ(options.starts.size(), 5u);
   const TuneResult result = tune(program, measurer, options);
   ASSERT_GE(result.records.size(), 12u);
@@ -167,6 +168,31 @@ TEST(Tuner, TheFirstBatchTriesAQuarterOfItselfFromTheStartsRightAfterTheDefault)
   EXPECT_EQ(rounding, 3);
 }
 
+TEST(Tuner, TheSearchResumesFromItsOwnWinnerAheadOfTheStartsQuarter) {
+  // The schedule the model ranks last, as where this workload's last search ended: taken right after the
+  // default, and the starts still have their three places of the first batch's twelve. (A plain GEMM: its
+  // space is small, and the rule is the same for every plan.)
+  const te::Program program = te::build_workload("gemm", {{"M", 1024}, {"K", 256}, {"N", 1024}});
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer measurer(plan);
+  TuneOptions options = simulated_options(24);
+  const std::vector<schedule::Schedule> last =
+      ranked_last(plan, 6, [](const schedule::Schedule&) { return true; });
+  ASSERT_EQ(last.size(), 6u);
+  options.resume = last[0];
+  options.starts.assign(last.begin() + 1, last.end());
+  const TuneResult result = tune(program, measurer, options);
+  ASSERT_GE(result.records.size(), 12u);
+  EXPECT_EQ(result.records[0].schedule, canonical(plan, schedule::default_schedule(plan)));
+  EXPECT_EQ(result.records[1].schedule, last[0]);
+  int from_starts = 0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    const schedule::Schedule& s = result.records[i].schedule;
+    from_starts += std::find(options.starts.begin(), options.starts.end(), s) != options.starts.end() ? 1 : 0;
+  }
+  EXPECT_EQ(from_starts, 3);
+}
+
 TEST(Tuner, AStartOutsideTheSpaceChangesNothing) {
   // BM = 96 is in no space: the run is the run without starts, candidate for candidate. (A plain GEMM: its
   // space is small, and the rule is the same for every plan.)
@@ -178,6 +204,7 @@ TEST(Tuner, AStartOutsideTheSpaceChangesNothing) {
   schedule::Schedule odd = canonical(plan, schedule::default_schedule(plan));
   odd.bm = 96;
   options.starts = {odd};
+  options.resume = odd;
   const TuneResult started = tune(program, second, options);
   ASSERT_EQ(plain.records.size(), started.records.size());
   for (std::size_t i = 0; i < plain.records.size(); ++i)
