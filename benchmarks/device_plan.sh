@@ -59,7 +59,8 @@
 #             from LOG, from LOG with each search's records appended (OUTDIR/starts/fixed.jsonl, open.jsonl),
 #             each beside cuBLAS (~4 min; on an H200, whose winners LOG holds)
 #   chunked   the deferred rows without a residual, whose stash or terms may leave in chunks (Change 73's
-#             outcome): an open search from LOG's winners (--start-log, 24 trials a row) of the softmax N = 8192,
+#             outcome): an open search from LOG's winners (--start-log, 24 trials a row, each row resuming from
+#             its own winner: Change 78) of the softmax N = 8192,
 #             softcapped softmax, RMSNorm, LN-relu and gelu-LN rows, then those rows from LOG and from LOG with
 #             the search's records appended (OUTDIR/chunked/open.jsonl), each beside cuBLAS (~7 min; on an H200,
 #             whose winners LOG holds)
