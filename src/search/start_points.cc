@@ -6,12 +6,20 @@
 #include "search/selection.h"
 
 namespace comfuse::search {
+namespace {
+
+// A fused-GEMM record (a back-to-back record's schedule is of another kind) measured on `target_name`.
+bool fused_record_on(const TuningRecord& r, const std::string& target_name) {
+  return !r.b2b && r.target.name == target_name;
+}
+
+}  // namespace
 
 std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& records,
                                              const std::string& target_name) {
   std::map<std::string, std::vector<const TuningRecord*>> by_workload;
   for (const TuningRecord& r : records) {
-    if (!r.b2b && r.target.name == target_name) by_workload[r.workload.key].push_back(&r);
+    if (fused_record_on(r, target_name)) by_workload[r.workload.key].push_back(&r);
   }
   std::vector<schedule::Schedule> starts;
   for (const auto& [key, mine] : by_workload) {
@@ -25,7 +33,7 @@ std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& re
                                              const std::string& workload_key) {
   std::vector<const TuningRecord*> mine;
   for (const TuningRecord& r : records) {
-    if (!r.b2b && r.target.name == target_name && r.workload.key == workload_key) mine.push_back(&r);
+    if (fused_record_on(r, target_name) && r.workload.key == workload_key) mine.push_back(&r);
   }
   const TuningRecord* best = select_best(mine);
   return best ? std::optional<schedule::Schedule>(best->schedule) : std::nullopt;
