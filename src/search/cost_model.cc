@@ -14,8 +14,13 @@ namespace {
 using schedule::ValueHome;
 using schedule::WarpRoles;
 
-// The tensor cores' utilisation when one warpgroup issues all wgmma: idle between its instructions.
-constexpr double kSingleIssueEfficiency = 0.65;
+// The tensor cores' utilisation when one warpgroup at a time issues wgmma: idle between its instructions. So
+// runs a cooperative CTA of 64 rows, and ping-pong, whose warpgroups take the tensor cores in turn (one in
+// its mainloop while the other is in its epilogue). Two cooperative warpgroups keep them fed. In the shipped
+// H200 log the fastest ping-pong 64 x 256 record of a workload ran about 12% behind its fastest cooperative
+// 128 x 256 one, GEMM or deferred reduction; 0.85 orders them as measured on 20 of 22 workloads (benchmarks/
+// NOTES.md, "One warpgroup issuing at a time").
+constexpr double kSingleIssueEfficiency = 0.85;
 // The rate of the passes after an in-kernel reduction's barrier, against that of a streaming epilogue.
 constexpr double kLatePassEfficiency = 0.5;
 // How much longer one consumer warpgroup takes over an epilogue than the two the streaming rates assume
@@ -157,12 +162,12 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   }
   const double waves = std::ceil(static_cast<double>(ctas) / concurrent_ctas(machine.sms, hardware_cluster));
 
-  // Tensor-core time of one tile on one SM. A single warpgroup issuing wgmma leaves the tensor cores idle
-  // between its instructions; two (cooperative BM=128, or ping-pong) keep them fed. Narrow tiles lose to
-  // the fixed cost of each wgmma; shallow pipelines expose TMA latency.
+  // Tensor-core time of one tile on one SM. One warpgroup issuing wgmma at a time (ping-pong, or a
+  // cooperative BM = 64) leaves the tensor cores idle between its instructions; two cooperative ones keep
+  // them fed. Narrow tiles lose to the fixed cost of each wgmma; shallow pipelines expose TMA latency.
   const double sm_flops_per_us = machine.tensor_tflops * 1e6 / machine.sms;
-  const int warpgroups_feeding = ping_pong ? 2 : s.bm / 64;
-  const double issue_efficiency = warpgroups_feeding >= 2 ? 1.0 : kSingleIssueEfficiency;
+  const bool one_issuer = ping_pong || s.bm / 64 < 2;
+  const double issue_efficiency = one_issuer ? kSingleIssueEfficiency : 1.0;
   const double width_efficiency = s.bn / (s.bn + 24.0);
   const double depth_efficiency = pipeline_depth_efficiency(s);
   const double tile_flops = 2.0 * s.bm * s.bn * static_cast<double>(a.k);
@@ -174,9 +179,6 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   const double b_rows = s.multicast_b ? s.bn / 2.0 : s.bn;
   const double tile_feed_us = (s.bm + b_rows) * 2.0 * static_cast<double>(a.k) / l2_per_sm_bytes_per_us;
   const double tile_main_us = std::max(tile_mma_us, tile_feed_us);
-  // A ping-pong warpgroup with no partner to alternate with (a row block alone, below) issues all wgmma
-  // itself.
-  const double lone_tile_main_us = std::max(tile_mma_us / kSingleIssueEfficiency, tile_feed_us);
 
   // Epilogue of one tile, split at the first reduction barrier: the work of stage 0 (on the accumulator, as
   // each tile's mainloop ends) and that of the later stages (after whole rows have combined; with a deferred
@@ -277,7 +279,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // both run the later stages with nothing under them; on the persistent grid, warpgroups that take
   // alternate row blocks take turns at the tensor cores a row block at a time (one starts its mainloops when
   // the other has finished all of its own), so the other's later stages hide under one's mainloops and
-  // stage-0 epilogues, whichever is longer; an odd row block out runs alone (one warpgroup issuing wgmma).
+  // stage-0 epilogues, whichever is longer; an odd row block out runs alone, its later stages under nothing.
   double cta_us = 0;
   const double tile_us = tile_main_us + early_us + late_us;
   if (in_kernel) {
@@ -289,8 +291,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
       const double rows_us = tiles * (tile_main_us + early_us);  // mainloops and stage-0 epilogues
       const double tail_us = exchange_us + tiles * late_us;      // what waits for whole rows
       const double pairs = std::floor(blocks / 2), alone = blocks - 2 * pairs;
-      cta_us = pairs * 2 * std::max(rows_us, tail_us) +
-               alone * (rows_us + tail_us + tiles * (lone_tile_main_us - tile_main_us));
+      cta_us = pairs * 2 * std::max(rows_us, tail_us) + alone * (rows_us + tail_us);
     } else {
       const double pair_us = std::max(2 * tile_main_us, tile_main_us + early_us);
       cta_us = blocks * (std::ceil(tiles / 2) * pair_us + exchange_us + tiles * late_us);

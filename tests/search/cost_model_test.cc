@@ -57,6 +57,25 @@ TEST(CostModel, ThreeStagesOfATallTileHideAsMuchAsFourOfAShortOne) {
   EXPECT_GT(estimate(plan, shallow).mainloop_us, 1.05 * estimate(plan, fed).mainloop_us);
 }
 
+TEST(CostModel, PingPongIssuesAsOneWarpgroupDoes) {
+  // Ping-pong warpgroups take the tensor cores in turn, so a 64 x 256 tile's mainloop runs at the rate of a
+  // cooperative CTA's lone warpgroup, behind the two of a 128 x 256 CTA. Operands from both CTAs of a
+  // multicast pair, so that the L2 feed binds none of them.
+  const schedule::FusionPlan plan = plan_of("gemm", {{"M", 8192}, {"K", 4096}, {"N", 4096}});
+  schedule::Schedule two;
+  two.bn = 256;
+  two.multicast_b = true;
+  schedule::Schedule ping_pong = two;
+  ping_pong.bm = 64;
+  ping_pong.stages = 4;
+  ping_pong.warp_roles = schedule::WarpRoles::kPingPong;
+  schedule::Schedule lone = ping_pong;
+  lone.warp_roles = schedule::WarpRoles::kCooperative;
+  const double pair_us = estimate(plan, ping_pong).mainloop_us;
+  EXPECT_DOUBLE_EQ(pair_us, estimate(plan, lone).mainloop_us);
+  EXPECT_GT(pair_us, 1.1 * estimate(plan, two).mainloop_us);
+}
+
 TEST(CostModel, InputsStagedByTmaLeaveTheEpiloguesPath) {
   // post-LN's residual read element by element in stage 0: staged into shared memory under the mainloop
   // (tma_inputs), the epilogue no longer pays its bytes at the DRAM rate. Cooperative warpgroups, whose

@@ -95,6 +95,42 @@ TEST(ModelAccuracy, ErrsAlikeForReductionsInTheKernelAndDeferred) {
   }
 }
 
+// The fastest cooperative record with two consumer warpgroups against the fastest ping-pong one, per
+// workload of the shipped log that has both: the raw model must order them as measured on four in five. A
+// ping-pong tile issues its wgmma one warpgroup at a time; priced as two, the model ordered 15 of 25 (22
+// now).
+TEST(ModelAccuracy, OrdersEachWorkloadsFastestCooperativeAndPingPongRecordsAsMeasured) {
+  const LoadResult loaded = TuningLog::load(kShippedLog, true);
+  struct Fastest {
+    double measured = 0, estimated = 0;
+  };
+  std::map<std::string, std::pair<schedule::FusionPlan, std::map<bool, Fastest>>> by_key;
+  for (const TuningRecord& r : loaded.records) {
+    const bool ping_pong = r.schedule.warp_roles == schedule::WarpRoles::kPingPong;
+    if (r.b2b || r.status != RecordStatus::kOk || (!ping_pong && r.schedule.bm < 128)) continue;
+    auto it = by_key.find(r.workload.key);
+    if (it == by_key.end())
+      it = by_key
+               .emplace(r.workload.key,
+                        std::pair{schedule::plan_fusion(r.workload.program), std::map<bool, Fastest>{}})
+               .first;
+    Fastest& fastest = it->second.second[ping_pong];
+    if (fastest.measured == 0 || *r.median_us < fastest.measured)
+      fastest = {*r.median_us, estimate(it->second.first, r.schedule).total_us};
+  }
+  int compared = 0, agreed = 0;
+  for (const auto& [key, entry] : by_key) {
+    const auto& fastest = entry.second;
+    if (fastest.size() < 2) continue;
+    const Fastest &cooperative = fastest.at(false), &ping_pong = fastest.at(true);
+    ++compared;
+    agreed += (cooperative.measured < ping_pong.measured) == (cooperative.estimated < ping_pong.estimated);
+  }
+  ASSERT_GE(compared, 10);
+  std::cout << "ordered as measured on " << agreed << " of " << compared << " workloads\n";
+  EXPECT_GE(agreed, 0.8 * compared);
+}
+
 // A report, not a check (about 2 min on two cores): where the raw model ranks each workload's fastest record
 // among all its legal schedules, for every fused workload with 20 or more ok records, with the rank
 // correlation over its records; then the mean correlation and the geometric mean of (schedules ahead + 1),
