@@ -18,8 +18,8 @@ using schedule::WarpRoles;
 // runs a cooperative CTA of 64 rows, and ping-pong, whose warpgroups take the tensor cores in turn (one in
 // its mainloop while the other is in its epilogue). Two cooperative warpgroups keep them fed. In the shipped
 // H200 log the fastest ping-pong 64 x 256 record of a workload ran about 12% behind its fastest cooperative
-// 128 x 256 one, GEMM or deferred reduction; 0.85 orders them as measured on 20 of 22 workloads (benchmarks/
-// NOTES.md, "One warpgroup issuing at a time").
+// 128 x 256 one, GEMM or deferred reduction; 0.85 orders a workload's fastest cooperative and ping-pong
+// records as measured on 22 of 25 workloads (benchmarks/NOTES.md, Change 79).
 constexpr double kSingleIssueEfficiency = 0.85;
 // The rate of the passes after an in-kernel reduction's barrier, against that of a streaming epilogue.
 constexpr double kLatePassEfficiency = 0.5;
