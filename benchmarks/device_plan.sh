@@ -76,12 +76,16 @@
 #             (benchmarks/copy_probe.py), the GPU-test variants the H100 call did not reach (post-LN, softmax,
 #             softcapped softmax, gelu-LN), then the trace A/B of the five K = 1024 deferred rows' winners
 #             with persistent_finish (~6 min; any card, an H200 for the timings issue 7 counts)
+#   model_scratch  Change 79's cost model against the one before it: searches from scratch (24 trials a row, no
+#             log) of post-LN K = 4096 N = 4096, RMSNorm, LN-relu, the softmax N = 8192 and the softcapped
+#             softmax, by OLD_TUNE_SUITE (a tune_suite built at e46f03a, unpacked outside build/) and by
+#             build/'s, each printing its rows' bests (~6 min; an H200 for the prediction in NOTES)
 # Builds nothing: the binaries come from build/ (benchmarks/pack_binaries.sh packs them for a GPU machine).
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab
+  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -305,6 +309,18 @@ case $step in
       >"$out/whole.txt" 2>&1
     for search in chunks whole; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
     ;;
+  model_scratch)
+    [[ -x ${OLD_TUNE_SUITE:-} ]] || {
+      echo "model_scratch: OLD_TUNE_SUITE must name the tune_suite built before Change 79" >&2
+      exit 2
+    }
+    old_tune_suite=$(realpath "$OLD_TUNE_SUITE")
+    rows=post_layernorm_M8192_K4096_N4096,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
+    rows+=,gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192
+    run "$old_tune_suite" "$out/old" --trials 24 --only "$rows" >"$out/old.txt" 2>&1
+    run ./build/benchmarks/tune_suite "$out/new" --trials 24 --only "$rows" >"$out/new.txt" 2>&1
+    for search in old new; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -312,8 +328,8 @@ case $step in
     ;;
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
-      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair" \
-      "or chunked_ab" >&2
+      "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair," \
+      "chunked_ab or model_scratch" >&2
     exit 2
     ;;
 esac
