@@ -29,7 +29,6 @@
 #include "search/gpu_runner.h"
 #include "search/gpu_tuning.h"
 #include "search/search_space.h"
-#include "search/selection.h"
 #include "search/start_points.h"
 #include "search/tuner.h"
 #include "search/tuning_kernels.h"
@@ -173,18 +172,13 @@ Kernel find_kernel(const std::string& name) {
 // with the knob flipped.
 search::TuneOptions ab_options(const Kernel& kernel, const search::LoadResult& log, const Args& args,
                                search::TuneOptions options) {
-  const std::string key = te::workload_key(kernel.kernel.program);
-  std::vector<const search::TuningRecord*> mine;
-  for (const search::TuningRecord& r : log.records) {
-    if (r.workload.key == key && !r.b2b) mine.push_back(&r);
-  }
-  const search::TuningRecord* best = search::select_best(mine);
-  if (best == nullptr)
+  const std::optional<schedule::Schedule> best =
+      search::workload_winner(log.records, te::workload_key(kernel.kernel.program));
+  if (!best)
     throw CompileError("--ab: " + args.ab_log + " holds no measured fused-GEMM record of " + kernel.name);
   std::fprintf(stderr, "%s: A/B of %s about %s\n", kernel.name.c_str(), args.ab_knob.c_str(),
-               schedule::to_string(best->schedule).c_str());
-  options.admit =
-      search::knob_pair_filter(schedule::plan_fusion(kernel.kernel.program), best->schedule, args.ab_knob);
+               schedule::to_string(*best).c_str());
+  options.admit = search::knob_pair_filter(schedule::plan_fusion(kernel.kernel.program), *best, args.ab_knob);
   return options;
 }
 

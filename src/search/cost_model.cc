@@ -166,7 +166,7 @@ CostEstimate estimate(const schedule::FusionPlan& original, const schedule::Sche
   // cooperative BM = 64) leaves the tensor cores idle between its instructions; two cooperative ones keep
   // them fed. Narrow tiles lose to the fixed cost of each wgmma; shallow pipelines expose TMA latency.
   const double sm_flops_per_us = machine.tensor_tflops * 1e6 / machine.sms;
-  const bool one_issuer = ping_pong || s.bm / 64 < 2;
+  const bool one_issuer = ping_pong || s.consumer_warpgroups() == 1;
   const double issue_efficiency = one_issuer ? kSingleIssueEfficiency : 1.0;
   const double width_efficiency = s.bn / (s.bn + 24.0);
   const double depth_efficiency = pipeline_depth_efficiency(s);

@@ -13,6 +13,18 @@ bool fused_record_on(const TuningRecord& r, const std::string& target_name) {
   return !r.b2b && r.target.name == target_name;
 }
 
+// The winner (select_best) among the fused-GEMM records of `workload_key` that `on_gpu` accepts.
+template <typename OnGpu>
+std::optional<schedule::Schedule> winner_of(const std::vector<TuningRecord>& records,
+                                            const std::string& workload_key, OnGpu on_gpu) {
+  std::vector<const TuningRecord*> mine;
+  for (const TuningRecord& r : records) {
+    if (!r.b2b && r.workload.key == workload_key && on_gpu(r)) mine.push_back(&r);
+  }
+  const TuningRecord* best = select_best(mine);
+  return best ? std::optional<schedule::Schedule>(best->schedule) : std::nullopt;
+}
+
 }  // namespace
 
 std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& records,
@@ -31,12 +43,13 @@ std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& re
 std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& records,
                                              const std::string& target_name,
                                              const std::string& workload_key) {
-  std::vector<const TuningRecord*> mine;
-  for (const TuningRecord& r : records) {
-    if (fused_record_on(r, target_name) && r.workload.key == workload_key) mine.push_back(&r);
-  }
-  const TuningRecord* best = select_best(mine);
-  return best ? std::optional<schedule::Schedule>(best->schedule) : std::nullopt;
+  return winner_of(records, workload_key,
+                   [&](const TuningRecord& r) { return r.target.name == target_name; });
+}
+
+std::optional<schedule::Schedule> workload_winner(const std::vector<TuningRecord>& records,
+                                                  const std::string& workload_key) {
+  return winner_of(records, workload_key, [](const TuningRecord&) { return true; });
 }
 
 }  // namespace comfuse::search

@@ -24,4 +24,9 @@ std::vector<schedule::Schedule> start_points(const std::vector<TuningRecord>& re
 std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& records,
                                              const std::string& target_name, const std::string& workload_key);
 
+/// The same winner over the records of every GPU: the schedule an A/B on another card flips a knob of
+/// (tune_suite's --ab).
+std::optional<schedule::Schedule> workload_winner(const std::vector<TuningRecord>& records,
+                                                  const std::string& workload_key);
+
 }  // namespace comfuse::search

@@ -174,9 +174,9 @@ class Tuner {
     // workload's tolerance when it won.
     if (const std::optional<Schedule> resume =
             options_.resume ? canonical_in_plan(*options_.resume) : std::nullopt) {
-      const auto in_space = std::find_if(ranked.begin(), ranked.end(),
-                                         [&](const SpaceEntry* e) { return e->schedule == *resume; });
-      if (in_space != ranked.end()) take(batch, (*in_space)->schedule, limit);
+      if (std::any_of(ranked.begin(), ranked.end(),
+                      [&](const SpaceEntry* e) { return e->schedule == *resume; }))
+        take(batch, *resume, limit);
     }
     // Other searches' winners (TuneOptions::starts) next, a quarter of the batch at most; those that round
     // count toward the cap above.

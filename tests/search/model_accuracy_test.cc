@@ -27,14 +27,23 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// A form's fastest measured schedule: its median and the raw model's estimate (0 and 0: none measured).
+struct Fastest {
+  double measured = 0, estimated = 0;
+  void offer(double measured_us, double estimated_us) {
+    if (measured == 0 || measured_us < measured) *this = {measured_us, estimated_us};
+  }
+};
+
 // One workload's measured schedules (the shipped log's ok fused-GEMM records) with the raw model's estimate
-// of each, and its fastest.
+// of each, and its fastest: overall, with two cooperative consumer warpgroups, and ping-pong.
 struct Row {
   schedule::FusionPlan plan;
   std::vector<double> estimated, measured;
   std::vector<double> deferred_ratios, in_kernel_ratios;  // measured / estimated
   schedule::Schedule fastest;
   double fastest_us = 0;
+  Fastest cooperative, ping_pong;
   std::string label() const {
     std::ostringstream out;
     out << "M" << plan.anchor.m << " K" << plan.anchor.k << " N" << plan.anchor.n << " ("
@@ -51,12 +60,16 @@ std::vector<Row> measured_rows() {
   for (const TuningRecord& r : loaded.records) {
     if (r.b2b || r.status != RecordStatus::kOk) continue;
     auto [it, fresh] = by_key.try_emplace(r.workload.key, rows.size());
-    if (fresh) rows.push_back({schedule::plan_fusion(r.workload.program), {}, {}, {}, {}, {}, 0});
+    if (fresh) rows.push_back({schedule::plan_fusion(r.workload.program), {}, {}, {}, {}, {}, 0, {}, {}});
     Row& row = rows[it->second];
     const double estimated = estimate(row.plan, r.schedule).total_us;
     row.estimated.push_back(estimated);
     row.measured.push_back(*r.median_us);
     (r.schedule.deferred() ? row.deferred_ratios : row.in_kernel_ratios).push_back(*r.median_us / estimated);
+    if (r.schedule.warp_roles == schedule::WarpRoles::kPingPong)
+      row.ping_pong.offer(*r.median_us, estimated);
+    else if (r.schedule.consumer_warpgroups() == 2)
+      row.cooperative.offer(*r.median_us, estimated);
     if (row.measured.size() == 1 || *r.median_us < row.fastest_us) {
       row.fastest = r.schedule;
       row.fastest_us = *r.median_us;
@@ -100,31 +113,12 @@ TEST(ModelAccuracy, ErrsAlikeForReductionsInTheKernelAndDeferred) {
 // ping-pong tile issues its wgmma one warpgroup at a time; priced as two, the model ordered 15 of 25 (22
 // now).
 TEST(ModelAccuracy, OrdersEachWorkloadsFastestCooperativeAndPingPongRecordsAsMeasured) {
-  struct Fastest {
-    double measured = 0, estimated = 0;  // 0: none measured
-  };
-  struct Workload {
-    schedule::FusionPlan plan;
-    Fastest cooperative, ping_pong;
-  };
-  std::map<std::string, Workload> workloads;
-  for (const TuningRecord& r : TuningLog::load(kShippedLog, true).records) {
-    const bool ping_pong = r.schedule.warp_roles == schedule::WarpRoles::kPingPong;
-    if (r.b2b || r.status != RecordStatus::kOk || (!ping_pong && r.schedule.bm < 128)) continue;
-    auto it = workloads.find(r.workload.key);
-    if (it == workloads.end())
-      it = workloads.emplace(r.workload.key, Workload{schedule::plan_fusion(r.workload.program), {}, {}})
-               .first;
-    Fastest& fastest = ping_pong ? it->second.ping_pong : it->second.cooperative;
-    if (fastest.measured == 0 || *r.median_us < fastest.measured)
-      fastest = {*r.median_us, estimate(it->second.plan, r.schedule).total_us};
-  }
   int compared = 0, agreed = 0;
-  for (const auto& [key, w] : workloads) {
-    if (w.cooperative.measured == 0 || w.ping_pong.measured == 0) continue;
+  for (const Row& row : measured_rows()) {
+    const Fastest &cooperative = row.cooperative, &ping_pong = row.ping_pong;
+    if (cooperative.measured == 0 || ping_pong.measured == 0) continue;
     ++compared;
-    agreed +=
-        (w.cooperative.measured < w.ping_pong.measured) == (w.cooperative.estimated < w.ping_pong.estimated);
+    agreed += (cooperative.measured < ping_pong.measured) == (cooperative.estimated < ping_pong.estimated);
   }
   ASSERT_GE(compared, 10);
   std::cout << "ordered as measured on " << agreed << " of " << compared << " workloads\n";

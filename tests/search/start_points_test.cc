@@ -42,6 +42,7 @@ TEST(StartPoints, BackToBackRecordsAreLeftOut) {
   b2b.b2b = schedule::B2BSchedule{};
   EXPECT_TRUE(start_points({b2b}, "NVIDIA H200").empty());
   EXPECT_FALSE(own_winner({b2b}, "NVIDIA H200", "sha256:a"));
+  EXPECT_FALSE(workload_winner({b2b}, "sha256:a"));
 }
 
 TEST(StartPoints, TheOwnWinnerIsTheNamedWorkloadsFastestCorrectRecordOnTheGpu) {
@@ -55,6 +56,16 @@ TEST(StartPoints, TheOwnWinnerIsTheNamedWorkloadsFastestCorrectRecordOnTheGpu) {
   EXPECT_EQ(own_winner(records, "NVIDIA H200", "sha256:b")->bn, 256);
   EXPECT_EQ(own_winner(records, "NVIDIA H100 80GB HBM3", "sha256:a")->bn, 64);
   EXPECT_FALSE(own_winner(records, "NVIDIA H200", "sha256:c"));
+}
+
+TEST(StartPoints, TheWorkloadWinnerIsItsFastestCorrectRecordOnAnyGpu) {
+  TuningRecord other_gpu = with(10, 64, "sha256:a");
+  other_gpu.target.name = "NVIDIA H100 80GB HBM3";
+  const std::vector<TuningRecord> records = {with(30, 192, "sha256:a"), other_gpu,
+                                             with(5, 128, "sha256:a", RecordStatus::kWrongAnswer),
+                                             with(1, 256, "sha256:b")};
+  EXPECT_EQ(workload_winner(records, "sha256:a")->bn, 64);  // the other GPU's, not the wrong answer or b's
+  EXPECT_FALSE(workload_winner(records, "sha256:c"));
 }
 
 }  // namespace
