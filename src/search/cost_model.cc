@@ -321,6 +321,11 @@ std::string model_family(const schedule::FusionPlan& plan, const schedule::Sched
   family += "/" + std::to_string(s.bm);
   if (!plan.carried_tiles.empty()) family += "/" + std::string(schedule::value_home_name(s.carried));
   if (plan.has_reductions()) family += "/" + std::string(schedule::reduction_placement_name(s.reduction));
+  // What a softmax's stash holds: its terms (stash_terms: the element loop takes the maximum alone, then one
+  // exp an element) or its logits (the online update in the element loop, up to two accurate exps an
+  // element). The model charges both for their bytes alike; on the H100 the terms' main kernel ran 28%
+  // faster (benchmarks/NOTES.md, Change 79's outcome), so each form needs a measurement of its own.
+  if (s.stash_terms) family += "/terms";
   return family;
 }
 

@@ -48,9 +48,9 @@ struct CostEstimate {
 CostEstimate estimate(const schedule::FusionPlan& plan, const schedule::Schedule& schedule,
                       const MachineModel& machine = {});
 
-/// The structural family of a schedule: warp roles and rows, where carried values live, and where reductions
-/// combine (the optional knobs left out). A tuning's first measurements cover the families before they
-/// cover the knobs within one.
+/// The structural family of a schedule: warp roles and rows, where carried values live, where reductions
+/// combine, and whether a softmax's stash holds its terms (the other optional knobs left out). A tuning's
+/// first measurements cover the families before they cover the knobs within one.
 std::string model_family(const schedule::FusionPlan& plan, const schedule::Schedule& schedule);
 
 /// The model corrected by measurements: log(measured / estimated) is fitted, over the schedules measured so

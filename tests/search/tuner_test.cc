@@ -317,7 +317,8 @@ TEST(Tuner, TheFirstBatchMeasuresEveryFamilyBeforeASecondOfAny) {
   // Softmax N = 8192: the raw model ranks the in-kernel cluster plans first, and with the knobs in the family
   // a first batch was all cluster ping-pong (H200, 2026-12-04). The first 16 of 40 trials now take the best
   // of each structural family (warp roles, value home, placement), three of them deferred, before a second
-  // of any. (Families whose schedules all round, a bf16 stash in shared memory here, wait for the cap.)
+  // of any. (Families whose schedules all round, a bf16 stash in shared memory or the stashed terms here,
+  // come as the cap on rounding allows: the terms' two best families do.)
   const te::Program program = te::build_workload("gemm_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
   const schedule::FusionPlan plan = schedule::plan_fusion(program);
   std::set<std::string> space_families;
@@ -336,8 +337,31 @@ TEST(Tuner, TheFirstBatchMeasuresEveryFamilyBeforeASecondOfAny) {
     families.insert(model_family(plan, result.records[i].schedule));
     deferred += result.records[i].schedule.deferred() ? 1 : 0;
   }
-  EXPECT_EQ(families, space_families);
+  for (const std::string& family : space_families) EXPECT_EQ(families.count(family), 1u) << family;
   EXPECT_GE(deferred, 3);
+}
+
+TEST(Tuner, ASoftmaxsFirstBatchMeasuresItsTermsBesideItsStashedLogits) {
+  // Softcapped softmax N = 8192, searched from scratch as on the H100 (24 trials, 16 jobs): the raw model
+  // prices a stash of the terms and one of the capped logits alike, and Change 79's search measured only the
+  // logits' (208.7 us, where the terms ran 163.9; benchmarks/NOTES.md, Change 79's outcome). What the stash
+  // holds is now part of the family, so the first batch measures the terms form too.
+  const te::Program program =
+      te::build_workload("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer measurer(plan);
+  TuneOptions options = simulated_options(24);
+  options.jobs = 16;
+  const TuneResult result = tune(program, measurer, options);
+  ASSERT_GE(result.records.size(), 16u);
+  int terms = 0, logits = 0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const schedule::Schedule& s = result.records[i].schedule;
+    if (!s.deferred() || !s.online_softmax) continue;
+    (s.stash_terms ? terms : logits) += 1;
+  }
+  EXPECT_GE(terms, 1) << logits
+                      << " deferred online-softmax schedules in the first batch, none with stash_terms";
 }
 
 TEST(Tuner, NoCorrectCandidateIsACompileErrorListingFailures) {
