@@ -304,10 +304,17 @@ class Tuner {
                        [&](const schedule::OptionalKnob* knob) { return s.*knob->field; });
   }
 
-  // A wrong answer from a schedule with knobs that round: the rest of the run goes without them.
+  // A wrong answer from a schedule with knobs that round: the rest of the run goes without those of them
+  // that no correct measurement of this run had on. One that did (a resumed winner's approximate exp) is not
+  // what failed, and ruling it out closed the winner's neighbours to a softmax search on the H200, after a
+  // bf16 stash of its logits failed (benchmarks/NOTES.md, Change 81).
   void rule_out_rounding(const Schedule& s) {
     for (const schedule::OptionalKnob& knob : schedule::optional_knobs()) {
-      if (knob.rounds && s.*knob.field) ruled_out_.insert(&knob);
+      if (!knob.rounds || !(s.*knob.field)) continue;
+      const bool passed = std::any_of(records_.begin(), records_.end(), [&](const TuningRecord& r) {
+        return r.status == RecordStatus::kOk && r.schedule.*knob.field;
+      });
+      if (!passed) ruled_out_.insert(&knob);
     }
   }
 
