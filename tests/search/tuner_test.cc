@@ -32,6 +32,14 @@ TuneOptions simulated_options(int trials) {
   return options;
 }
 
+// A search of `program` from scratch by the simulated measurer, `trials` trials on `jobs` compile jobs.
+TuneResult simulated_tune(const te::Program& program, int trials, int jobs) {
+  SimulatedMeasurer measurer(schedule::plan_fusion(program));
+  TuneOptions options = simulated_options(trials);
+  options.jobs = jobs;
+  return tune(program, measurer, options);
+}
+
 std::string temp_log(const std::string& name) {
   const auto path = std::filesystem::temp_directory_path() / ("comfuse_tuner_test_" + name + ".jsonl");
   std::filesystem::remove(path);
@@ -277,10 +285,7 @@ TEST(Tuner, TheFirstBatchHoldsAQuarterAtMostOfSchedulesThatRound) {
   // The model ranks the bf16 stash first on this row; the first batch (16 candidates with 8 jobs and 40
   // trials) takes 4 such schedules at most, the rest of it without.
   const te::Program program = te::build_workload("post_layernorm", {{"M", 8192}, {"K", 1024}, {"N", 4096}});
-  SimulatedMeasurer measurer(schedule::plan_fusion(program));
-  TuneOptions options = simulated_options(40);
-  options.jobs = 8;
-  const TuneResult result = tune(program, measurer, options);
+  const TuneResult result = simulated_tune(program, 40, 8);
   ASSERT_GE(result.records.size(), 16u);
   int rounding = 0;
   for (std::size_t i = 0; i < 16; ++i) rounding += schedule::rounds(result.records[i].schedule) ? 1 : 0;
@@ -299,10 +304,7 @@ TEST(Tuner, AKnobThatRoundsWithinAnUlpIsNotHeldBackInTheFirstBatch) {
   // kernels compile 4x faster than with the IEEE division). Those stay within the quarter.
   const te::Program program =
       te::build_workload("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
-  SimulatedMeasurer measurer(schedule::plan_fusion(program));
-  TuneOptions options = simulated_options(40);
-  options.jobs = 8;
-  const TuneResult result = tune(program, measurer, options);
+  const TuneResult result = simulated_tune(program, 40, 8);
   ASSERT_GE(result.records.size(), 16u);
   int reciprocal = 0, past_an_ulp = 0;
   for (std::size_t i = 0; i < 16; ++i) {
@@ -326,10 +328,7 @@ TEST(Tuner, TheFirstBatchMeasuresEveryFamilyBeforeASecondOfAny) {
     if (!schedule::rounds(s)) space_families.insert(model_family(plan, s));
   }
   ASSERT_GE(space_families.size(), 9u);
-  SimulatedMeasurer measurer(plan);
-  TuneOptions options = simulated_options(40);
-  options.jobs = 8;
-  const TuneResult result = tune(program, measurer, options);
+  const TuneResult result = simulated_tune(program, 40, 8);
   ASSERT_GE(result.records.size(), 16u);
   std::set<std::string> families;
   int deferred = 0;
@@ -348,11 +347,7 @@ TEST(Tuner, ASoftmaxsFirstBatchMeasuresItsTermsBesideItsStashedLogits) {
   // holds is now part of the family, so the first batch measures the terms form too.
   const te::Program program =
       te::build_workload("gemm_softcap_softmax", {{"M", 4096}, {"K", 1024}, {"N", 8192}});
-  const schedule::FusionPlan plan = schedule::plan_fusion(program);
-  SimulatedMeasurer measurer(plan);
-  TuneOptions options = simulated_options(24);
-  options.jobs = 16;
-  const TuneResult result = tune(program, measurer, options);
+  const TuneResult result = simulated_tune(program, 24, 16);
   ASSERT_GE(result.records.size(), 16u);
   int terms = 0, logits = 0;
   for (std::size_t i = 0; i < 16; ++i) {
