@@ -80,12 +80,19 @@
 #             log) of post-LN K = 4096 N = 4096, RMSNorm, LN-relu, the softmax N = 8192 and the softcapped
 #             softmax, by OLD_TUNE_SUITE (a tune_suite built at e46f03a, unpacked outside build/) and by
 #             build/'s, each printing its rows' bests (~6 min; an H200 for the prediction in NOTES)
+#   rounding  Change 81 (a wrong answer rules out only the rounding knobs no correct record had on): the
+#             softmax N = 8192 searched as on 2026-12-07 at 23:16 UTC (24 trials from LOG's records before
+#             that call) by OLD_TUNE_SUITE (a tune_suite built before Change 81, unpacked outside build/) and
+#             by build/'s; then the softmax N = 32000, whose search of 2026-12-06 a wrong answer cut short the
+#             same way, searched from LOG's winners (24 trials) and replayed from LOG and from LOG with the
+#             search's records (OUTDIR/rounding/n32000.jsonl), each beside cuBLAS (~5 min; on an H200, whose
+#             winners LOG holds)
 # Builds nothing: the binaries come from build/ (benchmarks/pack_binaries.sh packs them for a GPU machine).
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch
+  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch\|rounding
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -321,6 +328,30 @@ case $step in
     run ./build/benchmarks/tune_suite "$out/new" --trials 24 --only "$rows" >"$out/new.txt" 2>&1
     for search in old new; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
     ;;
+  rounding)
+    [[ -x ${OLD_TUNE_SUITE:-} ]] || {
+      echo "rounding: OLD_TUNE_SUITE must name a tune_suite built before Change 81" >&2
+      exit 2
+    }
+    old_tune_suite=$(realpath "$OLD_TUNE_SUITE")
+    python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    if json.loads(line)["timestamp"] < "2026-12-07T23:16": sys.stdout.write(line)' "$log" >"$out/before.jsonl"
+    row=gemm_softmax_M4096_K1024_N8192
+    for search in old new; do
+      tune_suite=./build/benchmarks/tune_suite
+      [[ $search == old ]] && tune_suite=$old_tune_suite
+      run "$tune_suite" "$out/$search" --trials 24 --only $row --start-log "$out/before.jsonl" >"$out/$search.txt" 2>&1
+    done
+    rm "$out/before.jsonl"
+    run ./build/benchmarks/tune_suite "$out/n32000" --trials 24 --only gemm_softmax_M4096_K4096_N32000 \
+      --start-log "$log" >"$out/n32000.txt" 2>&1
+    bench_searches gemm_softmax_M4096_K4096_N32000 n32000
+    for search in old new n32000; do
+      echo "== $search: $(grep -c '"store_chunks":true' "$out/$search/tuning.jsonl") records with the chunks"
+      grep ' best ' "$out/$search.txt"
+    done
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -329,7 +360,7 @@ case $step in
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
       "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair," \
-      "chunked_ab or model_scratch" >&2
+      "chunked_ab, model_scratch or rounding" >&2
     exit 2
     ;;
 esac
