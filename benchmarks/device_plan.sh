@@ -92,7 +92,8 @@ set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
-  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch\|rounding
+  steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch
+  steps+=\|rounding
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }

@@ -12,7 +12,10 @@ set -uo pipefail
 comfuse=$1
 mkdir -p "$2"
 out=$(realpath "$2")
-base='{"bf16_stash":true,"bk":64,"bm":64,"bn":256,"box_reads":true,"carried":"l2_stash","cluster_n":1,"interior_tiles":true,"multicast_b":true,"one_input_slot":true,"one_pass_variance":true,"persistent":true,"raster_group_m":8,"reduction":"deferred","staged_pairs":true,"stages":4,"stash_in_slot":true,"tma_inputs":true,"tma_store":true,"vector_loads":true,"warp_roles":"ping_pong","wide_finish":true}'
+base='{"bf16_stash":true,"bk":64,"bm":64,"bn":256,"box_reads":true,"carried":"l2_stash","cluster_n":1,'
+base+='"interior_tiles":true,"multicast_b":true,"one_input_slot":true,"one_pass_variance":true,"persistent":true,'
+base+='"raster_group_m":8,"reduction":"deferred","staged_pairs":true,"stages":4,"stash_in_slot":true,'
+base+='"tma_inputs":true,"tma_store":true,"vector_loads":true,"warp_roles":"ping_pong","wide_finish":true}'
 resident=${base%\}},\"resident_finish\":true\}
 run() {  # NAME PROBE SCHEDULE
   COMFUSE_RESIDENT_PROBE=$2 "$comfuse" trace post_layernorm --shape M=8192,K=1024,N=4096 --schedule "$3" \
