@@ -281,6 +281,48 @@ TEST(Tuner, AWrongAnswerWithAKnobThatRoundsRulesTheKnobOut) {
   EXPECT_FALSE(result.winner.schedule.bf16_stash);
 }
 
+TEST(Tuner, AWrongAnswerLeavesOpenTheRoundingKnobsThatMeasuredCorrect) {
+  // Gelu-LN: its bf16 stash fails here, its approximate exp does not. Once a schedule with the exp alone has
+  // measured correct, a wrong answer of one with both rules out the stash only (Change 81): on the H200 the
+  // exp went with it, and a softmax search lost its winner's neighbours.
+  const te::Program program =
+      te::build_workload("gemm_gelu_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 4096}});
+  const schedule::FusionPlan plan = schedule::plan_fusion(program);
+  SimulatedMeasurer measurer(plan);
+  measurer.fails = [](const schedule::Schedule& s) {
+    return s.bf16_stash ? RecordStatus::kWrongAnswer : RecordStatus::kOk;
+  };
+  TuneOptions options = simulated_options(40);
+  // Resumed from the model's best schedule with the exp and an f32 stash, as from an earlier search's winner:
+  // measured second, before any bf16 stash.
+  std::optional<std::pair<double, schedule::Schedule>> resume;
+  for (const schedule::Schedule& s : schedule_space(plan)) {
+    if (!s.approximate_math || s.bf16_stash) continue;
+    const double us = estimate(plan, s).total_us;
+    if (!resume || us < resume->first) resume.emplace(us, s);
+  }
+  ASSERT_TRUE(resume.has_value());
+  options.resume = resume->second;
+  const TuneResult result = tune(program, measurer, options);
+  std::optional<std::size_t> first_wrong;
+  bool exp_passed_before = false;
+  int exp_after = 0;
+  for (std::size_t i = 0; i < result.records.size(); ++i) {
+    const TuningRecord& r = result.records[i];
+    if (!first_wrong && r.status == RecordStatus::kWrongAnswer) {
+      first_wrong = i;
+      ASSERT_TRUE(r.schedule.approximate_math) << "the first wrong answer has no approximate exp to rule out";
+    } else if (!first_wrong) {
+      exp_passed_before = exp_passed_before || (r.status == RecordStatus::kOk && r.schedule.approximate_math);
+    } else {  // not counting the resumed schedule, measured again at the end among the contenders
+      exp_after += r.schedule.approximate_math && r.schedule != *options.resume ? 1 : 0;
+    }
+  }
+  ASSERT_TRUE(first_wrong.has_value());
+  ASSERT_TRUE(exp_passed_before);
+  EXPECT_GT(exp_after, 0);
+}
+
 TEST(Tuner, TheFirstBatchHoldsAQuarterAtMostOfSchedulesThatRound) {
   // The model ranks the bf16 stash first on this row; the first batch (16 candidates with 8 jobs and 40
   // trials) takes 4 such schedules at most, the rest of it without.
