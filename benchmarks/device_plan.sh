@@ -153,6 +153,14 @@ bench_searches() {  # ROWS SEARCH...
   for bench in shipped "$@"; do echo "== $bench"; grep -v '^workload' "$out/bench-$bench.txt" | tail -6; done
 }
 
+old_tune_suite() {  # CHANGE: the path of OLD_TUNE_SUITE, a tune_suite built before that change; fails when unset
+  [[ -x ${OLD_TUNE_SUITE:-} ]] || {
+    echo "$step: OLD_TUNE_SUITE must name a tune_suite built before Change $1" >&2
+    return 2
+  }
+  realpath "$OLD_TUNE_SUITE"
+}
+
 run() {  # a command of the step; a failure is remembered, the step goes on
   echo "+ $*" >>"$out/commands.txt"
   "$@" || { status=$?; echo "step $step: '$*' exited $status" | tee -a "$out/commands.txt"; }
@@ -318,11 +326,7 @@ case $step in
     for search in chunks whole; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
     ;;
   model_scratch)
-    [[ -x ${OLD_TUNE_SUITE:-} ]] || {
-      echo "model_scratch: OLD_TUNE_SUITE must name the tune_suite built before Change 79" >&2
-      exit 2
-    }
-    old_tune_suite=$(realpath "$OLD_TUNE_SUITE")
+    old_tune_suite=$(old_tune_suite 79) || exit 2
     rows=post_layernorm_M8192_K4096_N4096,post_rmsnorm_M8192_K4096_N4096,gemm_layernorm_relu_M8192_K4096_N4096
     rows+=,gemm_softmax_M4096_K1024_N8192,gemm_softcap_softmax_M4096_K1024_N8192
     run "$old_tune_suite" "$out/old" --trials 24 --only "$rows" >"$out/old.txt" 2>&1
@@ -330,11 +334,7 @@ case $step in
     for search in old new; do echo "== $search"; grep ' best ' "$out/$search.txt"; done
     ;;
   rounding)
-    [[ -x ${OLD_TUNE_SUITE:-} ]] || {
-      echo "rounding: OLD_TUNE_SUITE must name a tune_suite built before Change 81" >&2
-      exit 2
-    }
-    old_tune_suite=$(realpath "$OLD_TUNE_SUITE")
+    old_tune_suite=$(old_tune_suite 81) || exit 2
     python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     if json.loads(line)["timestamp"] < "2026-12-07T23:16": sys.stdout.write(line)' "$log" >"$out/before.jsonl"

@@ -13,13 +13,14 @@ bool fused_record_on(const TuningRecord& r, const std::string& target_name) {
   return !r.b2b && r.target.name == target_name;
 }
 
-// The winner (select_best) among the fused-GEMM records of `workload_key` that `on_gpu` accepts.
-template <typename OnGpu>
+// The winner (select_best) among the records of `workload_key` that `accept` takes (callers take fused-GEMM
+// records only).
+template <typename Accept>
 std::optional<schedule::Schedule> winner_of(const std::vector<TuningRecord>& records,
-                                            const std::string& workload_key, OnGpu on_gpu) {
+                                            const std::string& workload_key, Accept accept) {
   std::vector<const TuningRecord*> mine;
   for (const TuningRecord& r : records) {
-    if (!r.b2b && r.workload.key == workload_key && on_gpu(r)) mine.push_back(&r);
+    if (r.workload.key == workload_key && accept(r)) mine.push_back(&r);
   }
   const TuningRecord* best = select_best(mine);
   return best ? std::optional<schedule::Schedule>(best->schedule) : std::nullopt;
@@ -44,12 +45,12 @@ std::optional<schedule::Schedule> own_winner(const std::vector<TuningRecord>& re
                                              const std::string& target_name,
                                              const std::string& workload_key) {
   return winner_of(records, workload_key,
-                   [&](const TuningRecord& r) { return r.target.name == target_name; });
+                   [&](const TuningRecord& r) { return fused_record_on(r, target_name); });
 }
 
 std::optional<schedule::Schedule> workload_winner(const std::vector<TuningRecord>& records,
                                                   const std::string& workload_key) {
-  return winner_of(records, workload_key, [](const TuningRecord&) { return true; });
+  return winner_of(records, workload_key, [](const TuningRecord& r) { return !r.b2b; });
 }
 
 }  // namespace comfuse::search
