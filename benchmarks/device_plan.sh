@@ -87,13 +87,18 @@
 #             same way, searched from LOG's winners (24 trials) and replayed from LOG and from LOG with the
 #             search's records (OUTDIR/rounding/n32000.jsonl), each beside cuBLAS (~5 min; on an H200, whose
 #             winners LOG holds)
+#   cluster_shared  the softmax N = 8192 on a cluster of eight CTAs whose bf16 stash stays in shared memory
+#             (no finish kernel; none of these schedules has an H200 record): a search over them alone (--fix
+#             reduction=cluster,carried=shared, 12 trials), then the row from LOG and from LOG with the search's
+#             records appended (OUTDIR/cluster_shared/search.jsonl), beside cuBLAS (~3 min; an H200 for the
+#             prediction in NOTES)
 # Builds nothing: the binaries come from build/ (benchmarks/pack_binaries.sh packs them for a GPU machine).
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
   steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch
-  steps+=\|rounding
+  steps+=\|rounding\|cluster_shared
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -353,6 +358,13 @@ for line in open(sys.argv[1]):
       grep ' best ' "$out/$search.txt"
     done
     ;;
+  cluster_shared)
+    row=gemm_softmax_M4096_K1024_N8192
+    run ./build/benchmarks/tune_suite "$out/search" --trials 12 --only $row --fix reduction=cluster,carried=shared \
+      >"$out/search.txt" 2>&1
+    bench_searches $row search
+    grep ' best ' "$out/search.txt"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -361,7 +373,7 @@ for line in open(sys.argv[1]):
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
       "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair," \
-      "chunked_ab, model_scratch or rounding" >&2
+      "chunked_ab, model_scratch, rounding or cluster_shared" >&2
     exit 2
     ;;
 esac
