@@ -92,13 +92,17 @@
 #             reduction=cluster,carried=shared, 12 trials), then the row from LOG and from LOG with the search's
 #             records appended (OUTDIR/cluster_shared/search.jsonl), beside cuBLAS (~3 min; an H200 for the
 #             prediction in NOTES)
+#   handoff   the ping-pong mainloop handed over before its last group retires (Change 82, `early_handoff`):
+#             its GPU-test variants of five workloads, then the trace A/B of seven rows' fastest ping-pong
+#             records in LOG (OUTDIR/handoff/ping_pong.jsonl, LOG's ping-pong records alone) without and with
+#             it (~6 min; any card, an H200 for the records' own timings)
 # Builds nothing: the binaries come from build/ (benchmarks/pack_binaries.sh packs them for a GPU machine).
 set -uo pipefail
 
 [[ $# -ge 2 && $# -le 3 ]] || {
   steps=trace\|runtime\|keep\|profile\|chunks\|inplace\|slot\|pairs\|stash\|forms\|epilogue\|refined\|owed\|reduce\|rows\|finish_ab
   steps+=\|cluster_slot\|starts\|persistent\|chunked\|chunked_pair\|chunked_ab\|model_scratch
-  steps+=\|rounding\|cluster_shared
+  steps+=\|rounding\|cluster_shared\|handoff
   echo "usage: $0 $steps OUTDIR [LOG]" >&2
   exit 2
 }
@@ -365,6 +369,19 @@ for line in open(sys.argv[1]):
     bench_searches $row search
     grep ' best ' "$out/search.txt"
     ;;
+  handoff)
+    gpu_variants early_handoff_ gemm,gemm_bias_relu,post_layernorm,gemm_softmax,gemm_gelu_layernorm
+    python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    if json.loads(line).get("schedule", {}).get("warp_roles") == "ping_pong": sys.stdout.write(line)' "$log" \
+      >"$out/ping_pong.jsonl"
+    rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096 gemm_gelu_layernorm_M16384_K1024_N4096)
+    rows+=(gemm_softmax_M4096_K1024_N8192 gemm_softcap_softmax_M4096_K1024_N8192 post_layernorm_M8192_K4096_N4096)
+    rows+=(gemm_M16384_K1024_N1024)
+    run benchmarks/trace_rows.sh --set early_handoff=true --no-gpu-test "$out/traces" "$out/ping_pong.jsonl" \
+      "${rows[@]}"
+    rm "$out/ping_pong.jsonl"
+    ;;
   owed)
     run "$self" forms "$root" "$log"
     run "$self" refined "$root" "$root/forms/merged.jsonl"
@@ -373,7 +390,7 @@ for line in open(sys.argv[1]):
   *)
     echo "unknown step '$step': trace, runtime, keep, profile, chunks, inplace, slot, pairs, stash, forms," \
       "epilogue, refined, owed, reduce, rows, finish_ab, cluster_slot, starts, persistent, chunked, chunked_pair," \
-      "chunked_ab, model_scratch, rounding or cluster_shared" >&2
+      "chunked_ab, model_scratch, rounding, cluster_shared or handoff" >&2
     exit 2
     ;;
 esac

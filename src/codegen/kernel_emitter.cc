@@ -529,13 +529,23 @@ class KernelEmitter {
     };
     out.line("if (kb > 0 && (threadIdx.x & 127) == 0) " + release("&empty[(it - 1) % STAGES]"));
     out.close();
+    if (s_.early_handoff) {
+      out.line("// early_handoff: the other warpgroup's wgmma queue behind this one's last group.");
+      hand_over(out);
+    }
     out.line("wgmma_wait<0>();");
     trace_.mark(out, TraceEvent::kMainloopEnd, 0, "m0 / BM", "n0 / BN");
     out.line("if ((threadIdx.x & 127) == 0) " +
              release("&empty[(" + tile + " * K_BLOCKS + K_BLOCKS - 1) % STAGES]"));
+    if (!s_.early_handoff) hand_over(out);
+  }
+
+  // Ping-pong: the other warpgroup may start its mainloop (after this one's last tile of the row block, where
+  // the warpgroups take alternate row blocks).
+  void hand_over(CodeStream& out) const {
     if (warpgroups_own_rows()) {
       out.line("if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);");
-    } else if (ping_pong) {
+    } else if (s_.warp_roles == WarpRoles::kPingPong) {
       out.line("if ((threadIdx.x & 127) == 0) mbar_arrive(order);");
     }
   }

@@ -283,6 +283,11 @@ void check_legal(const FusionPlan& original, const Schedule& s, const TargetLimi
         "(reduction=" +
         std::string(reduction_placement_name(s.reduction)) + ")");
   }
+  if (s.early_handoff && s.warp_roles != WarpRoles::kPingPong) {
+    fail(std::string("early_handoff=true hands the mainloop from one ping-pong warpgroup to the other, which "
+                     "only warp_roles=ping_pong has (warp_roles=") +
+         std::string(warp_roles_name(s.warp_roles)) + ")");
+  }
   if (s.one_input_slot && !one_input_slot_applies(plan, s)) {
     fail(std::string("one_input_slot=true needs tma_inputs=true and either reduction=deferred, or row "
                      "reductions combined in the kernel whose staged inputs only the first stage reads "

@@ -258,6 +258,14 @@ struct Schedule {
   // of CTAs goes, and a warp's next row streams in while it reduces and writes this one. The rows' values
   // are the same either way. Legal, not searched until measured. Written to JSON only when true.
   bool persistent_finish = false;
+  // With ping-pong warp roles: a warpgroup lets the other start its mainloop as soon as it has issued its
+  // last K block's wgmma, before waiting for them to retire, instead of after; the other's first wgmma then
+  // queue behind this one's last group, and the tensor cores do not drain at each hand-over (the order
+  // barrier's round trip and the other's first stage wait, a few hundred cycles a tile). The ring is safe
+  // either way: the other warpgroup waits only on stages this one has passed, and this one's last stage is
+  // released after its group retires, as before. Values are the same either way. Legal, not searched until
+  // measured. Written to JSON only when true.
+  bool early_handoff = false;
 
   bool deferred() const { return reduction == ReductionPlacement::kDeferred; }
   /// tma_store with rows combined in the kernel (which needs tma_inputs), or a deferred reduction's stash

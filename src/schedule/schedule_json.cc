@@ -115,6 +115,7 @@ std::span<const OptionalKnob> optional_knobs() {
       {.name = "shared_pointers", .field = &Schedule::shared_pointers, .refines = true},
       {.name = "finish_reductions", .field = &Schedule::finish_reductions, .rounds = true},
       {"persistent_finish", &Schedule::persistent_finish},
+      {"early_handoff", &Schedule::early_handoff},
   };
   return kKnobs;
 }

@@ -210,6 +210,8 @@ Schedule canonical_form(const schedule::FusionPlan& plan, const PlanKnobs& knobs
   // slower or level in its A/B about five K = 1024 winners (H100: post-LN N = 1024 +3.8%, N = 4096 +7.5%,
   // gelu-LN +7.0%, the softmax rows -0.4 to +0.2%; benchmarks/NOTES.md, Change 72's outcome).
   s.persistent_finish = false;
+  // Not searched until measured, legal: the ping-pong mainloop handed over before its last group retires.
+  s.early_handoff = false;
   // The finish kernel reducing its rows itself: searched where its wide walk keeps each row in registers
   // (H100: the post-LN rows -2.1 to -5.3%), not where it loads the row twice (N = 4096: +3.4 and +9.9%), nor
   // where the pairs walk keeps it (RMSNorm 0.0%, LN-relu +1.9%); benchmarks/NOTES.md, Changes 64, 66 and 67.

@@ -385,6 +385,32 @@ TEST(KernelCompile, MulticastB) {
   });
 }
 
+TEST(KernelCompile, EarlyHandoff) {
+  // The ping-pong mainloop handed over before its last group retires: alternate column tiles (a persistent
+  // GEMM with B multicast, a deferred softmax) and alternate row blocks (a persistent cluster form).
+  Schedule gemm = make_schedule(Knobs{.bm = 64, .bn = 256, .roles = WarpRoles::kPingPong});
+  gemm.persistent = gemm.multicast_b = gemm.tma_store = gemm.early_handoff = true;
+  Schedule softmax = make_schedule(Knobs{.bm = 64,
+                                         .bn = 256,
+                                         .roles = WarpRoles::kPingPong,
+                                         .carried = ValueHome::kL2Stash,
+                                         .vector_loads = true});
+  softmax.reduction = ReductionPlacement::kDeferred;
+  softmax.online_softmax = softmax.persistent = softmax.early_handoff = true;
+  Schedule rows = make_schedule(Knobs{.bm = 64, .bn = 128, .roles = WarpRoles::kPingPong});
+  rows.reduction = ReductionPlacement::kCluster;
+  rows.cluster_n = 8;
+  rows.persistent = rows.early_handoff = true;
+  ASSERT_TRUE(rows.alternate_row_blocks());
+  compile_all({
+      {"gemm with tails, persistent ping-pong", workload("gemm", Shape{127, 72, 1000}), std::nullopt, gemm},
+      {"gemm_softmax deferred, persistent ping-pong", workload("gemm_softmax", Shape{127, 72, 1000}),
+       std::nullopt, softmax},
+      {"post_layernorm, ping-pong on alternate row blocks", workload("post_layernorm", Shape{127, 72, 1000}),
+       std::nullopt, rows},
+  });
+}
+
 TEST(KernelCompile, StoreChunks) {
   // The TMA store 64 columns at a time, with the fourth pipeline stage it leaves room for: a persistent
   // cooperative GEMM (interior tiles: two copies of the loop), a ping-pong GEMM with bias and ReLU over three

@@ -2,6 +2,10 @@
 // the instructions each schedule calls for, and the stash size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
 #include "codegen/kernel_source.h"
 #include "codegen/source_text.h"
 #include "codegen/test_programs.h"
@@ -227,6 +231,53 @@ TEST(KernelEmitter, PingPongPairsColumnTilesAndTakesTurnsOnTheRing) {
   const KernelSource cooperative = emit_kernel(gemm, Schedule{}, kKey);
   EXPECT_FALSE(contains(cooperative.source, "mbar_wait(order"));
   EXPECT_TRUE(contains(cooperative.source, "raster(blockIdx.x, N_TILES, seq.m_block, n_tile);"));
+}
+
+TEST(KernelEmitter, EarlyHandoffLetsTheOtherWarpgroupStartBeforeTheLastGroupRetires) {
+  const FusionPlan gemm = plan_of("gemm", 1000, 4096, 1000);
+  const FusionPlan rows = plan_of("post_layernorm", 1000, 4096, 1024);
+  Schedule tiles;  // alternate column tiles
+  tiles.bm = 64;
+  tiles.warp_roles = WarpRoles::kPingPong;
+  Schedule row_blocks = tiles;  // alternate row blocks: the hand-over after the row block's last tile
+  row_blocks.persistent = true;
+  row_blocks.reduction = ReductionPlacement::kCluster;
+  row_blocks.cluster_n = 4;
+  row_blocks.bn = 256;
+  row_blocks.stages = 3;
+  row_blocks.carry_in_accumulator = true;
+  ASSERT_TRUE(row_blocks.alternate_row_blocks());
+  const std::pair<const FusionPlan*, Schedule> forms[] = {{&gemm, tiles}, {&rows, row_blocks}};
+  for (const auto& [plan, base] : forms) {
+    const std::string arrive =
+        base.alternate_row_blocks()
+            ? "if (t == tiles.count - 1 && (threadIdx.x & 127) == 0) mbar_arrive(order);"
+            : "if ((threadIdx.x & 127) == 0) mbar_arrive(order);";
+    const std::string drain = "wgmma_wait<0>();";
+    Schedule early = base;
+    early.early_handoff = true;
+    const std::string before = emit_kernel(*plan, base, kKey).source;
+    const std::string after = emit_kernel(*plan, early, kKey).source;
+    ASSERT_EQ(count(before, arrive), 1) << arrive;
+    ASSERT_EQ(count(after, arrive), 1) << arrive;
+    // Without it, the order barrier's arrival follows the mainloop's drain; with it, it comes first.
+    const std::size_t mainloop_end = before.find("wgmma_wait<1>();");
+    EXPECT_GT(before.find(arrive), before.find(drain, mainloop_end));
+    EXPECT_LT(after.find(arrive), after.find(drain, after.find("wgmma_wait<1>();")));
+    // Nothing else changes: the kernels hold the same lines, but for the schedule's and the hand-over's
+    // comments.
+    const auto lines = [](const std::string& source) {
+      std::vector<std::string> out;
+      std::istringstream in(source);
+      for (std::string line; std::getline(in, line);) {
+        if (!contains(line, "// schedule: ") && !contains(line, "// early_handoff: ")) out.push_back(line);
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    EXPECT_EQ(lines(before), lines(after));
+    EXPECT_NE(before, after);
+  }
 }
 
 TEST(KernelEmitter, OutputsLeaveInColumnPairsWhenNIsEven) {

@@ -432,6 +432,22 @@ TEST(ScheduleErrors, FinishKernelKnobsNeedADeferredReduction) {
   }
 }
 
+TEST(ScheduleErrors, EarlyHandoffNeedsPingPongWarpgroups) {
+  const FusionPlan gemm = plan_of("gemm", 256, 128, 512);
+  const auto early = [](WarpRoles roles, int bm) {
+    return [roles, bm](Schedule& s) {
+      s.warp_roles = roles;
+      s.bm = bm;
+      s.early_handoff = true;
+    };
+  };
+  EXPECT_EQ(legality_error(gemm, early(WarpRoles::kPingPong, 64)), "(no error)");
+  EXPECT_EQ(
+      legality_error(gemm, early(WarpRoles::kCooperative, 128)),
+      "schedule for 'mm': early_handoff=true hands the mainloop from one ping-pong warpgroup to the other, "
+      "which only warp_roles=ping_pong has (warp_roles=cooperative)");
+}
+
 TEST(ScheduleErrors, StreamingHints) {
   auto hinted = [](Schedule& s) {
     defer_layer_norm(s);

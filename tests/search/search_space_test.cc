@@ -358,6 +358,21 @@ TEST(SearchSpace, TheExchangeThroughGlobalMemoryAndUnstagedVectorsAreLegalButNot
   EXPECT_TRUE(canonical(ln, s).fenced_exchange_arrive);  // the DSMEM exchange's knobs are searched still
 }
 
+TEST(SearchSpace, TheEarlyHandoffIsLegalButNotSearchedUntilMeasured) {
+  const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  schedule::Schedule s = test_deferred_ping_pong_256();
+  s.early_handoff = true;
+  EXPECT_NO_THROW(schedule::check_legal(ln, s, schedule::TargetLimits{}));  // a logged record replays
+  EXPECT_FALSE(canonical(ln, s).early_handoff);
+  const schedule::FusionPlan gemm = plan_of("gemm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
+  int ping_pong = 0;
+  for (const schedule::Schedule& each : schedule_space(gemm)) {
+    ping_pong += each.warp_roles == schedule::WarpRoles::kPingPong;
+    EXPECT_FALSE(each.early_handoff);
+  }
+  EXPECT_GT(ping_pong, 0);
+}
+
 TEST(SearchSpace, BoxReadsAreSearchedWithEveryStagedPair) {
   const schedule::FusionPlan ln = plan_of("post_layernorm", {{"M", 16384}, {"K", 1024}, {"N", 1024}});
   schedule::Schedule s = test_deferred_ping_pong_256();

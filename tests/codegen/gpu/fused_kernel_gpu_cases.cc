@@ -386,6 +386,19 @@ std::vector<Case> cases() {
       [](const schedule::FusionPlan&, const Schedule& s) { return s.online_softmax; },
       [](Schedule& s) { s.branchless_online_update = true; });
   add_deferred_variants(result, before);
+  // The ping-pong cases before any knob's variants (tiles alternating, row blocks alternating, persistent
+  // or not, with tails) and the deferred forms' first cases, once more with the mainloop handed over before
+  // its last group retires.
+  for (std::size_t i = 0, count = result.size(); i < count; ++i) {
+    Case c = result[i];
+    if (i >= before && c.label.rfind("deferred_", 0) != 0) continue;
+    const schedule::FusionPlan plan = schedule::plan_fusion(build(c));
+    if (c.label.rfind("default", 0) == 0) c.schedule = schedule::default_schedule(plan);
+    if (c.schedule.warp_roles != WarpRoles::kPingPong) continue;
+    c.schedule.early_handoff = true;
+    c.label = "early_handoff_" + c.label;
+    result.push_back(c);
+  }
   return result;
 }
 
