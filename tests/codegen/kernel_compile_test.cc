@@ -352,6 +352,18 @@ TEST(KernelCompile, StashedTermsAndTheWideFinish) {
   });
 }
 
+// A softmax's deferred form on a persistent grid of ping-pong 64 x 256 tiles, its online sum beside the max.
+Schedule deferred_ping_pong_softmax() {
+  Schedule s = make_schedule(Knobs{.bm = 64,
+                                   .bn = 256,
+                                   .roles = WarpRoles::kPingPong,
+                                   .carried = ValueHome::kL2Stash,
+                                   .vector_loads = true});
+  s.reduction = ReductionPlacement::kDeferred;
+  s.online_softmax = s.persistent = true;
+  return s;
+}
+
 TEST(KernelCompile, MulticastB) {
   // Clusters of two row blocks sharing B: one tile a CTA, ping-pong pairs, the persistent grid, the TMA
   // store, and a deferred reduction with staged inputs; odd shapes give an odd number of row blocks.
@@ -362,13 +374,8 @@ TEST(KernelCompile, MulticastB) {
   persistent.stages = 3;
   Schedule ping_pong = make_schedule(Knobs{.bm = 64, .bn = 128, .roles = WarpRoles::kPingPong});
   ping_pong.multicast_b = true;
-  Schedule softmax = make_schedule(Knobs{.bm = 64,
-                                         .bn = 256,
-                                         .roles = WarpRoles::kPingPong,
-                                         .carried = ValueHome::kL2Stash,
-                                         .vector_loads = true});
-  softmax.reduction = ReductionPlacement::kDeferred;
-  softmax.online_softmax = softmax.persistent = softmax.multicast_b = true;
+  Schedule softmax = deferred_ping_pong_softmax();
+  softmax.multicast_b = true;
   Schedule staged = make_schedule(Knobs{.bm = 128, .bn = 128, .carried = ValueHome::kL2Stash});
   staged.reduction = ReductionPlacement::kDeferred;
   staged.one_pass_variance = staged.tma_inputs = staged.bf16_stash = staged.tma_store = staged.multicast_b =
@@ -390,13 +397,8 @@ TEST(KernelCompile, EarlyHandoff) {
   // GEMM with B multicast, a deferred softmax) and alternate row blocks (a persistent cluster form).
   Schedule gemm = make_schedule(Knobs{.bm = 64, .bn = 256, .roles = WarpRoles::kPingPong});
   gemm.persistent = gemm.multicast_b = gemm.tma_store = gemm.early_handoff = true;
-  Schedule softmax = make_schedule(Knobs{.bm = 64,
-                                         .bn = 256,
-                                         .roles = WarpRoles::kPingPong,
-                                         .carried = ValueHome::kL2Stash,
-                                         .vector_loads = true});
-  softmax.reduction = ReductionPlacement::kDeferred;
-  softmax.online_softmax = softmax.persistent = softmax.early_handoff = true;
+  Schedule softmax = deferred_ping_pong_softmax();
+  softmax.early_handoff = true;
   Schedule rows = make_schedule(Knobs{.bm = 64, .bn = 128, .roles = WarpRoles::kPingPong});
   rows.reduction = ReductionPlacement::kCluster;
   rows.cluster_n = 8;
