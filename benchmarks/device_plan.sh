@@ -170,6 +170,13 @@ old_tune_suite() {  # CHANGE: the path of OLD_TUNE_SUITE, a tune_suite built bef
   realpath "$OLD_TUNE_SUITE"
 }
 
+log_where() {  # CONDITION: LOG's records for which the Python expression holds (of r, the record), as lines
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if eval(sys.argv[2]): sys.stdout.write(line)' "$log" "$1"
+}
+
 run() {  # a command of the step; a failure is remembered, the step goes on
   echo "+ $*" >>"$out/commands.txt"
   "$@" || { status=$?; echo "step $step: '$*' exited $status" | tee -a "$out/commands.txt"; }
@@ -344,9 +351,7 @@ case $step in
     ;;
   rounding)
     old_tune_suite=$(old_tune_suite 81) || exit 2
-    python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    if json.loads(line)["timestamp"] < "2026-12-07T23:16": sys.stdout.write(line)' "$log" >"$out/before.jsonl"
+    log_where 'r["timestamp"] < "2026-12-07T23:16"' >"$out/before.jsonl"
     row=gemm_softmax_M4096_K1024_N8192
     for search in old new; do
       tune_suite=./build/benchmarks/tune_suite
@@ -371,10 +376,7 @@ for line in open(sys.argv[1]):
     ;;
   handoff)
     gpu_variants early_handoff_ gemm,gemm_bias_relu,post_layernorm,gemm_softmax,gemm_gelu_layernorm
-    python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    if json.loads(line).get("schedule", {}).get("warp_roles") == "ping_pong": sys.stdout.write(line)' "$log" \
-      >"$out/ping_pong.jsonl"
+    log_where 'r.get("schedule", {}).get("warp_roles") == "ping_pong"' >"$out/ping_pong.jsonl"
     rows=(post_layernorm_M16384_K1024_N1024 post_layernorm_M8192_K1024_N4096 gemm_gelu_layernorm_M16384_K1024_N4096)
     rows+=(gemm_softmax_M4096_K1024_N8192 gemm_softcap_softmax_M4096_K1024_N8192 post_layernorm_M8192_K4096_N4096)
     rows+=(gemm_M16384_K1024_N1024)
